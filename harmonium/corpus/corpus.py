@@ -1,0 +1,282 @@
+"""Corpus: document-term counts (CSR) with a token-stream view and per-document metadata.
+
+Notation (docs/notation.md): D documents, V words, ``counts[d, w] = n_dw``.
+Samplers work on the *token stream*: for document d its tokens are
+``words[doc_ptr[d]:doc_ptr[d+1]]`` (int32 word ids, each occurrence once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from harmonium.corpus.vocabulary import Vocabulary
+from harmonium.errors import CorpusError
+
+
+class TokenStream(NamedTuple):
+    """Tokens of a corpus in document order.
+
+    Attributes
+    ----------
+    doc_ptr : int64 array, shape (D + 1,)
+        Tokens of document d are ``words[doc_ptr[d]:doc_ptr[d + 1]]``.
+    words : int32 array, shape (N,)
+        Word id of every token.
+    """
+
+    doc_ptr: np.ndarray
+    words: np.ndarray
+
+
+def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
+    """Coerce to canonical CSR with int32 data/indices and int64 indptr, checking values."""
+    if isinstance(counts, np.ndarray) or (hasattr(counts, "__array__") and not sp.issparse(counts)):
+        arr = np.asarray(counts)
+        if arr.ndim != 2:
+            raise CorpusError(f"counts must be a 2-D (documents x words) matrix; got {arr.ndim}-D ({where}).")
+        counts = sp.csr_matrix(arr)
+    elif not sp.issparse(counts):
+        raise CorpusError(
+            f"counts must be a scipy.sparse matrix or a 2-D array; got {type(counts).__name__} ({where})."
+        )
+    m = counts.tocsr() if counts.format != "csr" else counts
+    data = m.data
+    if data.dtype.kind == "f":
+        bad = ~np.isfinite(data) | (data != np.round(data))
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
+            raise CorpusError(
+                f"counts must be non-negative integers; document {d} has count {data[pos]!r} "
+                f"for word id {int(m.indices[pos])} ({where})."
+            )
+    elif data.dtype.kind not in "iub":
+        raise CorpusError(f"counts must be integers; got dtype {data.dtype} ({where}).")
+    if data.size and data.min() < 0:
+        pos = int(np.argmin(data))
+        d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
+        raise CorpusError(
+            f"counts must be non-negative integers; document {d} has count {data[pos]!r} "
+            f"for word id {int(m.indices[pos])} ({where})."
+        )
+    if data.size and data.max() > np.iinfo(np.int32).max:
+        raise CorpusError(f"a single count exceeds 2**31-1 ({where}).")
+    if not m.has_canonical_format:
+        m = m.copy()
+        m.sum_duplicates()
+    if m.data.dtype != np.int32:
+        m.data = m.data.astype(np.int32)
+    if m.indices.dtype != np.int32:
+        m.indices = m.indices.astype(np.int32)
+    if m.indptr.dtype != np.int64:
+        m.indptr = m.indptr.astype(np.int64)
+    if m.nnz and (m.data == 0).any():
+        m = m.copy()
+        m.eliminate_zeros()
+    return m
+
+
+class Corpus:
+    """A collection of bag-of-words documents over a :class:`Vocabulary`.
+
+    Parameters
+    ----------
+    counts : scipy.sparse matrix or 2-D array, shape (n_docs, n_words)
+        Non-negative integer counts ``n_dw``. Stored as CSR (int32 data and
+        indices, int64 indptr); memory-mapped arrays are kept as they are.
+    vocabulary : Vocabulary or sequence of str, optional
+        Terms of the columns; defaults to "0".."V-1".
+    doc_ids : sequence of str, optional
+        One id per document; defaults to "0".."D-1".
+    labels : sequence, optional
+        One class label per document (e.g. the Debian section).
+    features : array, shape (n_docs, n_features), optional
+        Numeric per-document features (float64).
+    feature_names : sequence of str, optional
+    tags : scipy.sparse matrix, shape (n_docs, n_tags), optional
+        Binary document-tag incidence (e.g. debtags), with ``tag_names``.
+    tag_names : Vocabulary or sequence of str, optional
+
+    Notes
+    -----
+    A corpus is immutable by convention: methods return new corpora.
+    """
+
+    def __init__(
+        self,
+        counts,
+        vocabulary: Vocabulary | Sequence[str] | None = None,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        labels: Sequence | None = None,
+        features=None,
+        feature_names: Sequence[str] | None = None,
+        tags=None,
+        tag_names: Vocabulary | Sequence[str] | None = None,
+        _validated: bool = False,
+    ):
+        m = counts if _validated else _as_csr_counts(counts, "Corpus")
+        n_docs, n_cols = m.shape
+        if vocabulary is None:
+            vocabulary = Vocabulary.range(n_cols)
+        elif not isinstance(vocabulary, Vocabulary):
+            vocabulary = Vocabulary(vocabulary)
+        if n_cols != len(vocabulary):
+            if n_cols > len(vocabulary):
+                Corpus.check_word_ids_of(m, len(vocabulary), "Corpus")
+            m = sp.csr_matrix((m.data, m.indices, m.indptr), shape=(n_docs, len(vocabulary)))
+        self._counts = m
+        self.vocabulary = vocabulary
+        self.doc_ids = self._check_1d(doc_ids, "doc_ids", str) if doc_ids is not None else None
+        self.labels = self._check_1d(labels, "labels", None) if labels is not None else None
+        if features is not None:
+            f = np.asarray(features, dtype=np.float64)
+            if f.ndim == 1:
+                f = f[:, None]
+            if f.ndim != 2 or f.shape[0] != n_docs:
+                raise CorpusError(
+                    f"features must have shape (n_docs={n_docs}, n_features); got {f.shape}."
+                )
+            self.features = f
+            names = list(feature_names) if feature_names is not None else [f"f{i}" for i in range(f.shape[1])]
+            if len(names) != f.shape[1]:
+                raise CorpusError(f"feature_names has {len(names)} names for {f.shape[1]} feature columns.")
+            self.feature_names = names
+        else:
+            if feature_names is not None:
+                raise CorpusError("feature_names was given without features.")
+            self.features = None
+            self.feature_names = None
+        if tags is not None:
+            t = sp.csr_matrix(tags)
+            if t.shape[0] != n_docs:
+                raise CorpusError(f"tags must have one row per document ({n_docs}); got {t.shape[0]}.")
+            t.data = (t.data != 0).astype(np.int8)
+            t.eliminate_zeros()
+            if tag_names is None:
+                tag_names = Vocabulary.range(t.shape[1])
+            elif not isinstance(tag_names, Vocabulary):
+                tag_names = Vocabulary(tag_names)
+            if len(tag_names) != t.shape[1]:
+                raise CorpusError(f"tag_names has {len(tag_names)} names for {t.shape[1]} tag columns.")
+            self.tags, self.tag_names = t, tag_names
+        else:
+            self.tags, self.tag_names = None, None
+        self._tokens: TokenStream | None = None
+
+    def _check_1d(self, values, name, kind):
+        arr = np.asarray(values, dtype=str) if kind is str else np.asarray(values)
+        if arr.dtype == object:
+            arr = arr.astype(str)
+        if arr.ndim != 1 or arr.shape[0] != self._counts.shape[0]:
+            raise CorpusError(
+                f"{name} must have one entry per document ({self._counts.shape[0]}); "
+                f"got shape {arr.shape}."
+            )
+        return arr
+
+    # -- basic properties -------------------------------------------------
+    @property
+    def counts(self) -> sp.csr_matrix:
+        """Document-term counts n_dw, CSR, shape (n_docs, n_words)."""
+        return self._counts
+
+    @property
+    def n_docs(self) -> int:
+        return self._counts.shape[0]
+
+    @property
+    def n_words(self) -> int:
+        """Vocabulary size V."""
+        return self._counts.shape[1]
+
+    @property
+    def doc_lengths(self) -> np.ndarray:
+        """Tokens per document N_d (int64)."""
+        m = self._counts
+        csum = np.zeros(m.nnz + 1, dtype=np.int64)
+        np.cumsum(m.data, dtype=np.int64, out=csum[1:])
+        return csum[m.indptr[1:]] - csum[m.indptr[:-1]]
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self._counts.data.sum(dtype=np.int64))
+
+    def __len__(self) -> int:
+        return self.n_docs
+
+    def __repr__(self) -> str:
+        return f"Corpus(n_docs={self.n_docs}, n_words={self.n_words}, n_tokens={self.n_tokens})"
+
+    # -- views --------------------------------------------------------------
+    def tokens(self) -> TokenStream:
+        """The int32 token stream (cached). Tokens within a document are in word-id order."""
+        if self._tokens is None:
+            m = self._counts
+            words = np.repeat(m.indices, m.data).astype(np.int32, copy=False)
+            row_tokens = np.zeros(self.n_docs + 1, dtype=np.int64)
+            np.cumsum(self.doc_lengths, out=row_tokens[1:])
+            self._tokens = TokenStream(row_tokens, words)
+        return self._tokens
+
+    def document(self, d: int) -> list[tuple[str, int]]:
+        """Document d as (term, count) pairs."""
+        m = self._counts
+        lo, hi = m.indptr[d], m.indptr[d + 1]
+        return [(self.vocabulary[int(w)], int(c)) for w, c in zip(m.indices[lo:hi], m.data[lo:hi])]
+
+    def __getitem__(self, index) -> Corpus:
+        """A new corpus with the selected documents (int array, bool mask or slice)."""
+        if isinstance(index, (int, np.integer)):
+            index = [int(index)]
+        idx = np.arange(self.n_docs)[index]
+        return Corpus(
+            self._counts[idx],
+            self.vocabulary,
+            doc_ids=None if self.doc_ids is None else self.doc_ids[idx],
+            labels=None if self.labels is None else self.labels[idx],
+            features=None if self.features is None else self.features[idx],
+            feature_names=self.feature_names,
+            tags=None if self.tags is None else self.tags[idx],
+            tag_names=self.tag_names,
+            _validated=True,
+        )
+
+    def with_counts(self, counts) -> Corpus:
+        """The same documents and metadata with other counts (same shape)."""
+        m = _as_csr_counts(counts, "Corpus.with_counts")
+        if m.shape != self._counts.shape:
+            raise CorpusError(f"with_counts needs shape {self._counts.shape}; got {m.shape}.")
+        return Corpus(
+            m, self.vocabulary, doc_ids=self.doc_ids, labels=self.labels, features=self.features,
+            feature_names=self.feature_names, tags=self.tags, tag_names=self.tag_names, _validated=True,
+        )
+
+    def drop_empty(self) -> Corpus:
+        """The corpus without its zero-length documents."""
+        return self[self.doc_lengths > 0]
+
+    def empty_documents(self) -> np.ndarray:
+        """Indices of documents with no tokens."""
+        return np.flatnonzero(self.doc_lengths == 0)
+
+    def check_word_ids(self, vocabulary_size: int, where: str) -> None:
+        """Raise naming the first document with a word id >= ``vocabulary_size``."""
+        Corpus.check_word_ids_of(self._counts, vocabulary_size, where)
+
+    @staticmethod
+    def check_word_ids_of(m: sp.csr_matrix, vocabulary_size: int, where: str) -> None:
+        if m.nnz == 0:
+            return
+        bad = m.indices >= vocabulary_size
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
+            raise CorpusError(
+                f"word id {int(m.indices[pos])} >= vocabulary size {vocabulary_size} "
+                f"in document {d} ({where})."
+            )

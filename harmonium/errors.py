@@ -1,0 +1,29 @@
+"""Exception types raised by harmonium.
+
+Every error a user can trigger is one of these (or a plain ``ValueError`` /
+``TypeError`` subclass of them), carries one sentence that names the argument
+or the place, and says how to fix it. Kernels never raise; Python code checks
+inputs once before calling them.
+"""
+
+from __future__ import annotations
+
+
+class HarmoniumError(Exception):
+    """Base class of every error raised on purpose by harmonium."""
+
+
+class InvalidParameterError(HarmoniumError, ValueError, TypeError):
+    """A hyperparameter or argument is out of its allowed range or of the wrong type."""
+
+
+class CorpusError(HarmoniumError, ValueError):
+    """Input data cannot be turned into a valid corpus (bad ids, counts, encoding...)."""
+
+
+class ModelFileError(HarmoniumError, ValueError):
+    """A model or checkpoint file is truncated, corrupted, foreign or too new."""
+
+
+class NotFittedError(HarmoniumError, AttributeError):
+    """A method that needs a fitted model was called before ``fit``."""
