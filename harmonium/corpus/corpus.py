@@ -280,3 +280,23 @@ class Corpus:
                 f"word id {int(m.indices[pos])} >= vocabulary size {vocabulary_size} "
                 f"in document {d} ({where})."
             )
+
+    def reindex(self, vocabulary: Vocabulary) -> Corpus:
+        """The same documents counted over another vocabulary (terms not in it are dropped).
+
+        Used when a fitted model meets documents built with a different
+        vocabulary: columns are matched by term, not by id.
+        """
+        if vocabulary == self.vocabulary:
+            return self
+        mapping = np.array([vocabulary.get(t, -1) for t in self.vocabulary], dtype=np.int64)
+        m = self._counts
+        new_cols = mapping[m.indices]
+        keep = new_cols >= 0
+        rows = np.repeat(np.arange(self.n_docs), np.diff(m.indptr))[keep]
+        out = sp.csr_matrix((m.data[keep], (rows, new_cols[keep])), shape=(self.n_docs, len(vocabulary)))
+        out.sum_duplicates()
+        return Corpus(
+            out, vocabulary, doc_ids=self.doc_ids, labels=self.labels, features=self.features,
+            feature_names=self.feature_names, tags=self.tags, tag_names=self.tag_names,
+        )

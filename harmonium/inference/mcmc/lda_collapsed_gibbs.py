@@ -1,0 +1,131 @@
+"""Collapsed Gibbs sampling for LDA (seed 003, "Collapsed Gibbs Sampling").
+
+theta and phi are integrated out and each token's topic is drawn from
+
+    p(z_i = k | z_-i, w) ∝ (n_dk^-i + alpha_k) (n_wk^-i + beta) / (n_k^-i + V beta)
+
+in a systematic scan over all tokens (one ``kernel`` call = one sweep). This
+is the plain O(K)-per-token reference sampler; its stationary distribution is
+the collapsed posterior p(z | w), tested exactly in
+tests/statistical/test_lda_collapsed_exact.py.
+
+State / init / kernel as in DESIGN.md. The kernel mutates the state's arrays
+in place and returns the same (mutated) state object.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from harmonium._kernels import lda_gibbs
+from harmonium.corpus.corpus import TokenStream
+from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, counts_from_assignments
+
+
+class CollapsedGibbsState(NamedTuple):
+    """Topic assignment of every token and the count tables it implies."""
+
+    z: np.ndarray  # (N,) int32
+    n_dk: np.ndarray  # (D, K) int32
+    n_wk: np.ndarray  # (V, K) int32
+    n_k: np.ndarray  # (K,) int32
+
+
+class CollapsedGibbsInfo(NamedTuple):
+    """Per-sweep diagnostics: collapsed log joint (NaN when not computed) and changed assignments."""
+
+    log_joint: float
+    n_changed: int
+
+
+def state_from_assignments(tokens: TokenStream, model: LDAModel, z) -> CollapsedGibbsState:
+    """The state for given assignments ``z`` (counts recomputed from scratch)."""
+    z = np.ascontiguousarray(z, dtype=np.int32)
+    n_dk, n_wk, n_k = counts_from_assignments(tokens.doc_ptr, tokens.words, z, model.n_topics, model.n_words)
+    return CollapsedGibbsState(z, n_dk, n_wk, n_k)
+
+
+def init(rng: np.random.Generator, tokens: TokenStream, model: LDAModel) -> CollapsedGibbsState:
+    """Assign every token a topic uniformly at random."""
+    z = rng.integers(0, model.n_topics, size=tokens.words.shape[0], dtype=np.int32)
+    return state_from_assignments(tokens, model, z)
+
+
+def conditional(state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
+    """Normalised full conditional p(z_i = . | z_-i, w) of token ``i`` (state left unchanged).
+
+    Exposed separately from the draw so that tests can build the exact
+    transition matrix on tiny corpora.
+    """
+    d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
+    w = int(tokens.words[i])
+    k_old = int(state.z[i])
+    n_dk = state.n_dk.copy()
+    n_wk = state.n_wk.copy()
+    n_k = state.n_k.copy()
+    n_dk[d, k_old] -= 1
+    n_wk[w, k_old] -= 1
+    n_k[k_old] -= 1
+    p = np.empty(model.n_topics)
+    lda_gibbs.collapsed_conditional(
+        p, d, w, n_dk, n_wk, n_k, model.alpha, model.beta, model.beta * model.n_words
+    )
+    return p / p.sum()
+
+
+def build_kernel(*, compute_log_joint: bool = True, sweep=None):
+    """A kernel doing one systematic-scan sweep.
+
+    Parameters
+    ----------
+    compute_log_joint : bool
+        Whether ``info.log_joint`` is computed (O(DK + VK)); NaN otherwise.
+    sweep : callable, optional
+        The compiled sweep to use; defaults to
+        :func:`harmonium._kernels.lda_gibbs.collapsed_sweep`. Tests pass
+        deliberately broken sweeps here as negative controls.
+    """
+    sweep_fn = lda_gibbs.collapsed_sweep if sweep is None else sweep
+
+    def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
+        p = np.empty(model.n_topics, dtype=np.float64)
+        n_changed = sweep_fn(
+            rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
+            model.alpha, model.beta, p,
+        )
+        lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
+        return state, CollapsedGibbsInfo(lj, int(n_changed))
+
+    return kernel
+
+
+def infer_fixed_topics(
+    rng: np.random.Generator, tokens: TokenStream, phi_wk: np.ndarray, alpha: np.ndarray, n_iter: int
+) -> np.ndarray:
+    """Topic proportions of new documents with the topics fixed (``LDA.transform``).
+
+    Draws z for the new tokens by Gibbs sampling from
+    p(z_i = k | z_-i, w, phi) ∝ (n_dk^-i + alpha_k) phi_kw, starting from a
+    sequential initialisation, and returns the posterior mean of theta
+    averaged over the second half of the ``n_iter`` sweeps:
+    theta_dk = (mean n_dk + alpha_k) / (N_d + sum alpha).
+    """
+    n_docs = tokens.doc_ptr.shape[0] - 1
+    K = alpha.shape[0]
+    z = np.zeros(tokens.words.shape[0], dtype=np.int32)
+    n_dk = np.zeros((n_docs, K), dtype=np.int32)
+    p = np.empty(K, dtype=np.float64)
+    lda_gibbs.initial_fixed_topics(rng, tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, alpha, p)
+    total = np.zeros((n_docs, K), dtype=np.float64)
+    n_kept = 0
+    keep_from = n_iter // 2
+    for it in range(n_iter):
+        lda_gibbs.fixed_topics_sweep(rng, tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, alpha, p)
+        if it >= keep_from:
+            lda_gibbs.accumulate(total, n_dk)
+            n_kept += 1
+    mean_n_dk = total / max(n_kept, 1) if n_kept else n_dk.astype(np.float64)
+    num = mean_n_dk + alpha[None, :]
+    return num / num.sum(axis=1, keepdims=True)

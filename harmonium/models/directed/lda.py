@@ -1,0 +1,86 @@
+"""Latent Dirichlet allocation: what is modelled.
+
+Seed 003, "Latent Dirichlet Allocation": document d draws topic proportions
+theta_d ~ Dir(alpha), each topic k draws a word distribution
+phi_k ~ Dir(beta) over V words, and every token i of d draws
+z_i ~ Cat(theta_d), w_i ~ Cat(phi_{z_i}).
+
+With theta and phi integrated out (seed 003, "Collapsed Gibbs Sampling"):
+
+    log p(w, z) = sum_d [ log G(sum_k a_k) - log G(N_d + sum_k a_k)
+                          + sum_k log G(n_dk + a_k) - log G(a_k) ]
+                + sum_k [ log G(V b) - log G(n_k + V b)
+                          + sum_w log G(n_wk + b) - log G(b) ]
+
+and the posterior means given z are
+theta_dk = (n_dk + a_k) / (N_d + sum a) and phi_kw = (n_wk + b) / (n_k + V b).
+Names follow docs/notation.md (``n_wk[w, k]`` is the papers' n_kw).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import gammaln
+
+
+class LDAModel(NamedTuple):
+    """Hyperparameters of LDA: ``alpha`` (K,) Dirichlet prior of theta_d, ``beta`` symmetric prior of phi_k."""
+
+    alpha: np.ndarray
+    beta: float
+    n_words: int
+
+    @property
+    def n_topics(self) -> int:
+        return self.alpha.shape[0]
+
+
+def make_model(n_topics: int, n_words: int, alpha, beta: float) -> LDAModel:
+    """An :class:`LDAModel` with ``alpha`` broadcast to a float64 vector of length K."""
+    a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_topics,)).copy()
+    return LDAModel(a, float(beta), int(n_words))
+
+
+def counts_from_assignments(doc_ptr, words, z, n_topics: int, n_words: int):
+    """Count tables (n_dk, n_wk, n_k) implied by topic assignments ``z`` (int32 arrays)."""
+    n_docs = doc_ptr.shape[0] - 1
+    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(doc_ptr))
+    n_dk = np.bincount(doc_of * n_topics + z, minlength=n_docs * n_topics)
+    n_wk = np.bincount(words.astype(np.int64) * n_topics + z, minlength=n_words * n_topics)
+    n_dk = n_dk.reshape(n_docs, n_topics).astype(np.int32)
+    n_wk = n_wk.reshape(n_words, n_topics).astype(np.int32)
+    n_k = n_wk.sum(axis=0, dtype=np.int64).astype(np.int32)
+    return n_dk, n_wk, n_k
+
+
+def collapsed_log_joint(n_dk, n_wk, n_k, model: LDAModel) -> float:
+    """log p(w, z | alpha, beta) with theta and phi integrated out (see module docstring)."""
+    alpha, beta = model.alpha, model.beta
+    V = n_wk.shape[0]
+    n_d = n_dk.sum(axis=1)
+    doc_part = (
+        n_dk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
+        - gammaln(n_d + alpha.sum()).sum()
+        + gammaln(n_dk + alpha).sum()
+    )
+    nz = n_wk[n_wk > 0]
+    topic_part = (
+        n_k.shape[0] * gammaln(V * beta)
+        - gammaln(n_k + V * beta).sum()
+        + (gammaln(nz + beta) - gammaln(beta)).sum()
+    )
+    return float(doc_part + topic_part)
+
+
+def topic_word_mean(n_wk, n_k, beta: float) -> np.ndarray:
+    """E[phi | z, w]: (K, V) array, phi_kw = (n_wk + beta) / (n_k + V beta)."""
+    V = n_wk.shape[0]
+    return ((n_wk.T + beta) / (n_k[:, None] + V * beta)).astype(np.float64)
+
+
+def doc_topic_mean(n_dk, alpha) -> np.ndarray:
+    """E[theta | z]: (D, K) array, theta_dk = (n_dk + alpha_k) / (N_d + sum alpha)."""
+    num = n_dk + alpha[None, :]
+    return num / num.sum(axis=1, keepdims=True)
