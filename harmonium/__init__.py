@@ -1,6 +1,15 @@
-"""harmonium: probabilistic topic models and the approximate inference that fits them."""
+"""harmonium: probabilistic topic models and the approximate inference that fits them.
+
+>>> import harmonium
+>>> from harmonium.datasets import load_debian
+>>> corpus = load_debian(n_docs=500)
+>>> model = harmonium.LDA(n_topics=5, n_iter=20, random_state=0).fit(corpus)
+>>> len(model.top_words(3))
+5
+"""
 
 from harmonium._version import __version__
-from harmonium.corpus import Corpus, Vocabulary
+from harmonium.corpus import Corpus, Tokenizer, Vocabulary
+from harmonium.estimators import LDA, load
 
-__all__ = ["Corpus", "Vocabulary", "__version__"]
+__all__ = ["LDA", "Corpus", "Tokenizer", "Vocabulary", "__version__", "load"]

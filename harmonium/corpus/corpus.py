@@ -51,7 +51,7 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
             pos = int(np.flatnonzero(bad)[0])
             d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
             raise CorpusError(
-                f"counts must be non-negative integers; document {d} has count {data[pos]!r} "
+                f"counts must be non-negative integers; document {d} has count {data[pos].item()!r} "
                 f"for word id {int(m.indices[pos])} ({where})."
             )
     elif data.dtype.kind not in "iub":
@@ -60,7 +60,7 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
         pos = int(np.argmin(data))
         d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
         raise CorpusError(
-            f"counts must be non-negative integers; document {d} has count {data[pos]!r} "
+            f"counts must be non-negative integers; document {d} has count {data[pos].item()!r} "
             f"for word id {int(m.indices[pos])} ({where})."
         )
     if data.size and data.max() > np.iinfo(np.int32).max:
@@ -169,9 +169,14 @@ class Corpus:
         self._tokens: TokenStream | None = None
 
     def _check_1d(self, values, name, kind):
-        arr = np.asarray(values, dtype=str) if kind is str else np.asarray(values)
-        if arr.dtype == object:
-            arr = arr.astype(str)
+        if kind is str:
+            # object array of str: fixed-width unicode would cost 4 bytes x longest id per document
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = [str(v) for v in values]
+        else:
+            arr = np.asarray(values)
+            if arr.dtype == object:
+                arr = arr.astype(str)
         if arr.ndim != 1 or arr.shape[0] != self._counts.shape[0]:
             raise CorpusError(
                 f"{name} must have one entry per document ({self._counts.shape[0]}); "
@@ -227,7 +232,7 @@ class Corpus:
         """Document d as (term, count) pairs."""
         m = self._counts
         lo, hi = m.indptr[d], m.indptr[d + 1]
-        return [(self.vocabulary[int(w)], int(c)) for w, c in zip(m.indices[lo:hi], m.data[lo:hi])]
+        return [(self.vocabulary[int(w)], int(c)) for w, c in zip(m.indices[lo:hi], m.data[lo:hi], strict=True)]
 
     def __getitem__(self, index) -> Corpus:
         """A new corpus with the selected documents (int array, bool mask or slice)."""

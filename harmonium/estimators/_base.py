@@ -1,0 +1,165 @@
+"""What every estimator shares: parameters, validation, input coercion, save/load.
+
+The contract follows scikit-learn: the constructor only stores
+hyperparameters, ``fit`` validates them (declaratively, see
+:mod:`harmonium._validation`) and learns attributes ending in ``_``.
+Models are saved as harmonium model files (:mod:`harmonium.io`), never pickles.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from harmonium._validation import check_is_fitted, validate_params
+from harmonium.corpus.corpus import Corpus
+from harmonium.corpus.vocabulary import Vocabulary
+from harmonium.errors import CorpusError, ModelFileError
+from harmonium.io import read_model_file, write_model_file
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls):
+    """Class decorator: make ``harmonium.load`` able to rebuild instances of ``cls``."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+class BaseEstimator:
+    """Hyperparameter handling, validation and persistence for harmonium estimators."""
+
+    _parameter_constraints: dict[str, list] = {}
+    _fitted_attribute = "n_iter_"
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Hyperparameters as passed to the constructor."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set hyperparameters; unknown names raise ``ValueError``."""
+        valid = set(self._param_names())
+        for k, v in params.items():
+            if k not in valid:
+                raise ValueError(f"Invalid parameter {k!r} for {type(self).__name__}; valid: {sorted(valid)}.")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        sig = inspect.signature(type(self).__init__)
+        parts = []
+        for name, value in self.get_params().items():
+            default = sig.parameters[name].default
+            if not (value is default or (isinstance(value, (int, float, str)) and value == default)):
+                parts.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def _validate_params(self) -> None:
+        validate_params(type(self).__name__, self.get_params(), self._parameter_constraints)
+
+    def _check_is_fitted(self) -> None:
+        check_is_fitted(self, self._fitted_attribute)
+
+    # -- persistence -------------------------------------------------------------
+    def _json_params(self) -> dict:
+        out = {}
+        for k, v in self.get_params().items():
+            if isinstance(v, np.random.Generator):
+                v = None
+            elif isinstance(v, np.generic):
+                v = v.item()
+            elif isinstance(v, os.PathLike):
+                v = os.fspath(v)
+            out[k] = v
+        return out
+
+    def _state_for_file(self) -> tuple[dict, dict]:
+        """(arrays, extra) describing the fitted model; implemented by subclasses."""
+        raise NotImplementedError
+
+    def _restore_from_file(self, arrays: dict, manifest: dict) -> None:
+        raise NotImplementedError
+
+    def save(self, path) -> None:
+        """Write the fitted model to ``path`` atomically (a harmonium model file, no pickle)."""
+        self._check_is_fitted()
+        arrays, extra = self._state_for_file()
+        vocab = getattr(self, "vocabulary_", None)
+        write_model_file(
+            path,
+            cls=type(self).__name__,
+            params=self._json_params(),
+            arrays=arrays,
+            vocabulary=None if vocab is None else vocab.terms,
+            rng_state=getattr(self, "rng_state_", None),
+            trace=getattr(self, "trace_", None),
+            extra=extra,
+        )
+
+
+def load(path):
+    """Load a model saved with ``model.save(path)``.
+
+    Raises
+    ------
+    ModelFileError
+        If the file is missing, truncated, corrupted, foreign, of a newer
+        format version, or holds a class this version does not know.
+    """
+    mf = read_model_file(path)
+    name = mf.manifest["class"]
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise ModelFileError(
+            f"{os.fspath(path)!r} holds a model of class {name!r}, which this harmonium does not know "
+            f"(known: {', '.join(sorted(_REGISTRY)) or 'none'})."
+        )
+    if mf.manifest.get("kind", "model") != "model":
+        raise ModelFileError(f"{os.fspath(path)!r} is a {mf.manifest.get('kind')} file, not a model; "
+                             f"resume it with fit(..., resume=True) instead.")
+    params = {k: v for k, v in mf.manifest["params"].items() if k in cls._param_names()}
+    est = cls(**params)
+    vocab = mf.manifest.get("vocabulary")
+    est.vocabulary_ = None if vocab is None else Vocabulary(vocab)
+    est.trace_ = mf.manifest.get("trace")
+    est.rng_state_ = mf.manifest.get("rng_state")
+    try:
+        est._restore_from_file(mf.arrays, mf.manifest)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ModelFileError(f"{os.fspath(path)!r}: the {name} arrays are inconsistent ({exc}).") from exc
+    return est
+
+
+def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
+    """Coerce ``X`` (Corpus, scipy sparse or 2-D array of counts) to a Corpus.
+
+    With ``vocabulary`` (a fitted model's), a Corpus over another vocabulary is
+    matched by term, and a raw matrix must have at most ``len(vocabulary)``
+    columns (word ids beyond it are reported by document).
+    """
+    if isinstance(X, Corpus):
+        corpus = X
+        if vocabulary is not None and corpus.vocabulary != vocabulary:
+            corpus = corpus.reindex(vocabulary)
+        return corpus
+    if sp.issparse(X) or isinstance(X, np.ndarray):
+        from harmonium.corpus.corpus import _as_csr_counts
+
+        m = _as_csr_counts(X, where)
+        if vocabulary is not None:
+            if m.shape[1] > len(vocabulary):
+                Corpus.check_word_ids_of(m, len(vocabulary), where)
+            return Corpus(sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], len(vocabulary))), vocabulary, _validated=True)
+        return Corpus(m, _validated=True)
+    raise CorpusError(
+        f"{where} expects a harmonium Corpus or a document-term count matrix "
+        f"(scipy.sparse or 2-D numpy array); got {type(X).__name__}."
+    )

@@ -1,0 +1,300 @@
+"""The ``LDA`` estimator: latent Dirichlet allocation fitted by MCMC.
+
+Model: :mod:`harmonium.models.directed.lda`. Algorithm
+(``inference="collapsed_gibbs"``): :mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+
+import numpy as np
+
+from harmonium._validation import RANDOM_STATE, NONE, InstanceOf, Interval, Options
+from harmonium.corpus.corpus import Corpus
+from harmonium.errors import CorpusError, InvalidParameterError
+from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.evaluation.perplexity import CompletionResult, document_completion
+from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.run import run
+from harmonium.io import load_checkpoint, save_checkpoint
+from harmonium.models.directed.lda import (
+    collapsed_log_joint,
+    doc_topic_mean,
+    make_model,
+    topic_word_mean,
+)
+from harmonium.parallel.seeds import check_random_state, generator_from_state
+
+_POSITIVE = Interval("real", 0, None, "neither")
+
+
+def _fingerprint(corpus: Corpus) -> dict:
+    ts = corpus.tokens()
+    crc = zlib.crc32(np.ascontiguousarray(ts.doc_ptr).view(np.uint8))
+    crc = zlib.crc32(np.ascontiguousarray(ts.words).view(np.uint8), crc)
+    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "n_tokens": int(ts.words.shape[0]), "crc32": crc}
+
+
+@register
+class LDA(BaseEstimator):
+    """Latent Dirichlet allocation (Blei, Ng & Jordan 2003) fitted by collapsed Gibbs sampling.
+
+    Parameters
+    ----------
+    n_topics : int, default 10
+        Number of topics K.
+    doc_topic_prior : float, default 0.1
+        Symmetric Dirichlet prior alpha on each document's topic proportions theta_d.
+    topic_word_prior : float, default 0.01
+        Symmetric Dirichlet prior beta (eta in seed 003) on each topic's word distribution phi_k.
+    inference : {"collapsed_gibbs"}
+        The algorithm. ``"collapsed_gibbs"`` is the O(K)-per-token collapsed
+        Gibbs sampler of seed 003 (Griffiths & Steyvers 2004).
+    n_iter : int, default 200
+        Gibbs sweeps over the training corpus.
+    n_transform_iter : int, default 50
+        Gibbs sweeps per call to :meth:`transform`; theta is averaged over the second half.
+    evaluate_every : int, default 10
+        Record the collapsed log joint log p(w, z) every this many sweeps (and at the last).
+    checkpoint_path : str or path-like, optional
+        Where to write checkpoints during ``fit``; ``fit(resume=True)`` continues from it.
+    checkpoint_every : int, default 50
+        Sweeps between checkpoints (one is always written at the end).
+    random_state : int, numpy Generator or None
+        Seed. ``None`` draws fresh entropy and records it in ``seed_``.
+
+    Attributes
+    ----------
+    topic_word_ : ndarray (K, V)
+        Posterior mean of phi given the final assignments: (n_kw + beta) / (n_k + V beta).
+    doc_topic_ : ndarray (D, K)
+        Posterior mean of theta for the training documents.
+    vocabulary_ : Vocabulary
+    n_iter_ : int
+        Sweeps done.
+    seed_ : int or None
+        The seed that reproduces the run (None if a Generator was passed).
+    trace_ : dict of lists
+        ``iteration``, ``log_joint`` (log p(w, z)), ``log_likelihood_per_token``,
+        ``n_changed`` and ``seconds`` at each evaluation.
+
+    Examples
+    --------
+    >>> from harmonium.datasets import load_debian
+    >>> corpus = load_debian(n_docs=2000)
+    >>> lda = LDA(n_topics=10, n_iter=50, random_state=0).fit(corpus)
+    >>> lda.top_words(5)[0]  # doctest: +SKIP
+    """
+
+    _parameter_constraints = {
+        "n_topics": [Interval("int", 1, None)],
+        "doc_topic_prior": [_POSITIVE],
+        "topic_word_prior": [_POSITIVE],
+        "inference": [Options(("collapsed_gibbs",))],
+        "n_iter": [Interval("int", 1, None)],
+        "n_transform_iter": [Interval("int", 1, None)],
+        "evaluate_every": [Interval("int", 1, None)],
+        "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
+        "checkpoint_every": [Interval("int", 1, None)],
+        "random_state": [RANDOM_STATE],
+    }
+
+    def __init__(
+        self,
+        n_topics: int = 10,
+        *,
+        doc_topic_prior: float = 0.1,
+        topic_word_prior: float = 0.01,
+        inference: str = "collapsed_gibbs",
+        n_iter: int = 200,
+        n_transform_iter: int = 50,
+        evaluate_every: int = 10,
+        checkpoint_path=None,
+        checkpoint_every: int = 50,
+        random_state=None,
+    ):
+        self.n_topics = n_topics
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.inference = inference
+        self.n_iter = n_iter
+        self.n_transform_iter = n_transform_iter
+        self.evaluate_every = evaluate_every
+        self.checkpoint_path = checkpoint_path
+        self.checkpoint_every = checkpoint_every
+        self.random_state = random_state
+
+    # -- fitting ---------------------------------------------------------------------
+    def _check_training_corpus(self, corpus: Corpus) -> None:
+        if corpus.n_docs == 0:
+            raise CorpusError("LDA.fit got an empty corpus (0 documents).")
+        if corpus.n_tokens == 0:
+            raise CorpusError(f"LDA.fit got a corpus of {corpus.n_docs} documents with no tokens at all.")
+        empty = corpus.empty_documents()
+        if empty.size:
+            raise CorpusError(
+                f"document {int(empty[0])} is empty ({empty.size} empty documents in all) (LDA.fit); "
+                "drop them with corpus.drop_empty() or Tokenizer(min_doc_length=1)."
+            )
+
+    def fit(self, X, y=None, *, resume: bool = False, callback=None):
+        """Fit the model to a corpus by ``n_iter`` Gibbs sweeps.
+
+        Parameters
+        ----------
+        X : Corpus, scipy.sparse matrix or 2-D array of counts, shape (D, V)
+        y : ignored
+        resume : bool, default False
+            Continue from ``checkpoint_path`` when that file exists (it must
+            come from the same hyperparameters and the same corpus). The
+            resumed run is bit-identical to an uninterrupted one.
+        callback : callable, optional
+            ``callback(iteration, n_iter, info)`` after every sweep; return
+            True to stop early (the fitted state is kept).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if resume and self.checkpoint_path is None:
+            raise InvalidParameterError("LDA.fit(resume=True) needs checkpoint_path to be set.")
+        corpus = as_corpus(X, "LDA.fit")
+        self._check_training_corpus(corpus)
+        tokens = corpus.tokens()
+        model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior)
+        fingerprint = _fingerprint(corpus)
+
+        ckpt = None
+        if resume and os.path.exists(self.checkpoint_path):
+            ckpt = load_checkpoint(self.checkpoint_path, expected_class="LDA")
+            self._check_checkpoint(ckpt, fingerprint)
+        if ckpt is not None:
+            rng = ckpt.rng
+            self.seed_ = ckpt.manifest.get("extra", {}).get("seed")
+            state = cgs.state_from_assignments(tokens, model, ckpt.arrays["z"])
+            start = int(ckpt.iteration)
+            trace = {k: list(v) for k, v in ckpt.trace.items()}
+        else:
+            rng, self.seed_ = check_random_state(self.random_state, "LDA")
+            state = cgs.init(rng, tokens, model)
+            start = 0
+            trace = {"iteration": [], "log_joint": [], "log_likelihood_per_token": [], "n_changed": [], "seconds": []}
+
+        kernel = cgs.build_kernel(compute_log_joint=False)
+        n_tokens = fingerprint["n_tokens"]
+        t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
+
+        def on_sweep(it, st, info):
+            stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
+            last = stop or it == self.n_iter
+            if it % self.evaluate_every == 0 or last:
+                lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, model)
+                trace["iteration"].append(it)
+                trace["log_joint"].append(lj)
+                trace["log_likelihood_per_token"].append(lj / n_tokens)
+                trace["n_changed"].append(info.n_changed)
+                trace["seconds"].append(time.perf_counter() - t0)
+            if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
+                save_checkpoint(
+                    self.checkpoint_path, cls="LDA", params=self._json_params(), state_arrays={"z": st.z},
+                    rng=rng, iteration=it, trace=trace, extra={"corpus": fingerprint, "seed": self.seed_},
+                )
+            return stop
+
+        state, last_it = run(rng, kernel, state, tokens, model, self.n_iter, start=start, callback=on_sweep)
+
+        self.vocabulary_ = corpus.vocabulary
+        self.alpha_ = model.alpha
+        self.beta_ = model.beta
+        self._n_wk = state.n_wk
+        self._n_dk = state.n_dk
+        self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta)
+        self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha)
+        self.trace_ = trace
+        self.rng_state_ = rng.bit_generator.state
+        self.n_iter_ = last_it
+        return self
+
+    def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
+        path = os.fspath(self.checkpoint_path)
+        saved = ckpt.params
+        for name in ("n_topics", "doc_topic_prior", "topic_word_prior", "inference"):
+            if saved.get(name) != getattr(self, name):
+                raise InvalidParameterError(
+                    f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, "
+                    f"but this LDA has {name}={getattr(self, name)!r}; use the same settings or another checkpoint_path."
+                )
+        if ckpt.manifest.get("extra", {}).get("corpus") != fingerprint:
+            raise CorpusError(
+                f"checkpoint {path!r} was written for a different corpus "
+                f"({ckpt.manifest.get('extra', {}).get('corpus')} vs {fingerprint}); resume needs the same corpus."
+            )
+
+    def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
+        """Fit, then return ``doc_topic_`` (theta of the training documents)."""
+        return self.fit(X, **fit_kwargs).doc_topic_
+
+    # -- using a fitted model ---------------------------------------------------------
+    def transform(self, X, *, n_iter: int | None = None, random_state=None) -> np.ndarray:
+        """Topic proportions theta (D, K) of new documents, topics held fixed.
+
+        Gibbs sampling of the new documents' assignments given ``topic_word_``
+        (``n_iter`` sweeps, default ``n_transform_iter``); theta is the
+        posterior mean averaged over the second half of the sweeps. An empty
+        document gets the prior mean. Documents over another vocabulary are
+        matched by term. With ``random_state=None`` the result is
+        deterministic (seeded from ``seed_``).
+        """
+        self._check_is_fitted()
+        corpus = as_corpus(X, "LDA.transform", self.vocabulary_)
+        n_iter = self.n_transform_iter if n_iter is None else n_iter
+        if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
+            raise InvalidParameterError(f"The 'n_iter' parameter of LDA.transform must be an int >= 1. Got {n_iter!r}.")
+        if random_state is None:
+            random_state = self.seed_ if self.seed_ is not None else 0
+        rng, _ = check_random_state(random_state, "LDA.transform")
+        phi_wk = np.ascontiguousarray(self.topic_word_.T)
+        return cgs.infer_fixed_topics(rng, corpus.tokens(), phi_wk, self.alpha_, int(n_iter))
+
+    def top_words(self, n: int = 10) -> list[list[tuple[str, float]]]:
+        """The ``n`` most probable words of each topic, as (term, phi_kw) pairs."""
+        self._check_is_fitted()
+        order = np.argsort(-self.topic_word_, axis=1, kind="stable")[:, :n]
+        return [[(self.vocabulary_[int(w)], float(self.topic_word_[k, w])) for w in row] for k, row in enumerate(order)]
+
+    def perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
+        """Document-completion perplexity on held-out documents ``X`` (see :mod:`harmonium.evaluation`)."""
+        self._check_is_fitted()
+        corpus = as_corpus(X, "LDA.perplexity", self.vocabulary_)
+        return document_completion(self, corpus, observed_fraction=observed_fraction, random_state=random_state)
+
+    @property
+    def log_likelihood_trace_(self) -> np.ndarray:
+        """(n_evaluations, 2) array of (iteration, log p(w, z))."""
+        self._check_is_fitted()
+        return np.column_stack([self.trace_["iteration"], self.trace_["log_joint"]])
+
+    # -- persistence -------------------------------------------------------------------
+    def _state_for_file(self):
+        arrays = {"n_wk": self._n_wk, "n_dk": self._n_dk, "alpha": self.alpha_}
+        return arrays, {"n_iter_": self.n_iter_, "seed_": self.seed_, "beta_": self.beta_}
+
+    def _restore_from_file(self, arrays, manifest):
+        extra = manifest.get("extra") or {}
+        self._n_wk = np.asarray(arrays["n_wk"], dtype=np.int32)
+        self._n_dk = np.asarray(arrays["n_dk"], dtype=np.int32)
+        self.alpha_ = np.asarray(arrays["alpha"], dtype=np.float64)
+        self.beta_ = float(extra["beta_"])
+        if self._n_wk.shape[1] != self.alpha_.shape[0] or self._n_dk.shape[1] != self.alpha_.shape[0]:
+            raise ValueError("count tables and alpha disagree on the number of topics")
+        if self.vocabulary_ is not None and len(self.vocabulary_) != self._n_wk.shape[0]:
+            raise ValueError("vocabulary and n_wk disagree on the number of words")
+        n_k = self._n_wk.sum(axis=0)
+        self.topic_word_ = topic_word_mean(self._n_wk, n_k, self.beta_)
+        self.doc_topic_ = doc_topic_mean(self._n_dk, self.alpha_)
+        self.n_iter_ = int(extra["n_iter_"])
+        self.seed_ = extra.get("seed_")

@@ -1,0 +1,195 @@
+"""The LDA estimator: fitting, determinism, checkpoint/resume, persistence, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import harmonium
+from harmonium.corpus import Corpus, train_test_split
+from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError, NotFittedError
+from harmonium.estimators import LDA
+from harmonium.inference.mcmc.lda_collapsed_gibbs import infer_fixed_topics
+
+
+def test_fit_shapes_and_normalisation(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(5, n_iter=30, random_state=0).fit(corpus)
+    assert m.topic_word_.shape == (5, corpus.n_words)
+    assert m.doc_topic_.shape == (corpus.n_docs, 5)
+    np.testing.assert_allclose(m.topic_word_.sum(axis=1), 1.0)
+    np.testing.assert_allclose(m.doc_topic_.sum(axis=1), 1.0)
+    assert m.n_iter_ == 30 and m.seed_ == 0
+    assert m.trace_["iteration"] == [10, 20, 30]
+    assert m.log_likelihood_trace_.shape == (3, 2)
+    top = m.top_words(4)
+    assert len(top) == 5 and all(len(t) == 4 for t in top)
+    assert all(w in corpus.vocabulary for t in top for w, _ in t)
+
+
+def test_log_joint_rises_from_random_start(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(5, n_iter=40, evaluate_every=1, random_state=0).fit(corpus)
+    ll = m.trace_["log_joint"]
+    assert np.mean(ll[-10:]) > np.mean(ll[:3])
+
+
+def test_recovers_quality_of_true_topics():
+    """Held-out perplexity of the fitted model is within 5% of that of the generating topics."""
+    from tests.conftest import lda_corpus
+
+    corpus, phi, _ = lda_corpus(seed=1, n_docs=1200, doc_length=80)
+    train, test = train_test_split(corpus, 0.25, random_state=0)
+    m = LDA(5, doc_topic_prior=0.2, topic_word_prior=0.1, n_iter=150, random_state=0).fit(train)
+
+    class Oracle:
+        topic_word_ = phi
+
+        def transform(self, c):
+            return infer_fixed_topics(np.random.default_rng(0), c.tokens(), np.ascontiguousarray(phi.T),
+                                      np.full(5, 0.2), 50)
+
+    from harmonium.evaluation import document_completion
+
+    fitted = m.perplexity(test).perplexity
+    oracle = document_completion(Oracle(), test).perplexity
+    assert fitted < 1.05 * oracle
+    assert fitted < 0.5 * corpus.n_words  # far better than a uniform model
+
+
+def test_same_seed_same_result_different_seed_differs(synthetic):
+    corpus, _, _ = synthetic
+    a = LDA(5, n_iter=10, random_state=3).fit(corpus)
+    b = LDA(5, n_iter=10, random_state=3).fit(corpus)
+    c = LDA(5, n_iter=10, random_state=4).fit(corpus)
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+    assert not np.array_equal(a.topic_word_, c.topic_word_)
+    np.testing.assert_array_equal(a.transform(corpus[:20]), b.transform(corpus[:20]))
+
+
+def test_none_seed_is_recorded_and_reproduces(synthetic):
+    corpus, _, _ = synthetic
+    a = LDA(5, n_iter=5).fit(corpus)
+    assert isinstance(a.seed_, int)
+    b = LDA(5, n_iter=5, random_state=a.seed_).fit(corpus)
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+
+
+def test_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    straight = LDA(5, n_iter=12, random_state=5).fit(corpus)
+    ckpt = tmp_path / "run.ckpt"
+    interrupted = LDA(5, n_iter=12, random_state=5, checkpoint_path=ckpt, checkpoint_every=4)
+    interrupted.fit(corpus, callback=lambda it, n, info: it == 7)  # "killed" after sweep 7
+    assert interrupted.n_iter_ == 7
+    resumed = LDA(5, n_iter=12, random_state=5, checkpoint_path=ckpt, checkpoint_every=4)
+    resumed.fit(corpus, resume=True)
+    assert resumed.n_iter_ == 12
+    np.testing.assert_array_equal(resumed.topic_word_, straight.topic_word_)
+    np.testing.assert_array_equal(resumed.doc_topic_, straight.doc_topic_)
+    # the resumed trace holds every evaluation of the straight run (plus the one at the stop)
+    resumed_at = dict(zip(resumed.trace_["iteration"], resumed.trace_["log_joint"], strict=True))
+    for it, lj in zip(straight.trace_["iteration"], straight.trace_["log_joint"], strict=True):
+        assert resumed_at[it] == lj
+    assert resumed.rng_state_ == straight.rng_state_
+
+
+def test_resume_refuses_other_settings_or_corpus(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    ckpt = tmp_path / "run.ckpt"
+    LDA(5, n_iter=4, random_state=0, checkpoint_path=ckpt).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="n_topics=5"):
+        LDA(6, n_iter=8, checkpoint_path=ckpt).fit(corpus, resume=True)
+    with pytest.raises(CorpusError, match="different corpus"):
+        LDA(5, n_iter=8, checkpoint_path=ckpt).fit(corpus[:100], resume=True)
+    with pytest.raises(InvalidParameterError, match="checkpoint_path"):
+        LDA(5).fit(corpus, resume=True)
+
+
+def test_save_load_round_trip(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    m = LDA(5, n_iter=10, random_state=1).fit(corpus)
+    path = tmp_path / "lda.hmn"
+    m.save(path)
+    m2 = harmonium.load(path)
+    assert isinstance(m2, LDA) and m2.get_params() == m.get_params()
+    np.testing.assert_array_equal(m2.topic_word_, m.topic_word_)
+    np.testing.assert_array_equal(m2.doc_topic_, m.doc_topic_)
+    assert m2.vocabulary_ == m.vocabulary_ and m2.trace_ == m.trace_ and m2.seed_ == m.seed_
+    np.testing.assert_array_equal(m2.transform(corpus[:30]), m.transform(corpus[:30]))
+
+
+def test_load_rejects_pickle_and_truncation(synthetic, tmp_path):
+    import pickle
+
+    corpus, _, _ = synthetic
+    bad = tmp_path / "model.pkl"
+    with open(bad, "wb") as fh:
+        pickle.dump({"n_topics": 5}, fh)
+    with pytest.raises(ModelFileError, match="pickle"):
+        harmonium.load(bad)
+    path = tmp_path / "lda.hmn"
+    LDA(5, n_iter=2, random_state=1).fit(corpus).save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelFileError, match="lda.hmn"):
+        harmonium.load(path)
+
+
+def test_transform_matches_by_term_and_handles_empty_docs(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(5, n_iter=10, random_state=1).fit(corpus)
+    # same documents, columns in reverse order: matched by term, same answer
+    rev = Corpus(corpus.counts[:, ::-1], list(reversed(corpus.vocabulary.terms)))
+    np.testing.assert_array_equal(m.transform(rev[:10], random_state=0), m.transform(corpus[:10], random_state=0))
+    empty = Corpus(sp.csr_matrix((2, corpus.n_words), dtype=np.int32), corpus.vocabulary)
+    np.testing.assert_allclose(m.transform(empty), np.full((2, 5), 0.2))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"n_topics": 0}, r"The 'n_topics' parameter of LDA must be an int >= 1. Got 0."),
+        ({"n_topics": 2.5}, "'n_topics'"),
+        ({"doc_topic_prior": -1.0}, "'doc_topic_prior' parameter of LDA must be a finite float > 0"),
+        ({"topic_word_prior": float("nan")}, "'topic_word_prior'"),
+        ({"inference": "magic"}, "'inference' parameter of LDA must be one of 'collapsed_gibbs'"),
+        ({"n_iter": 0}, "'n_iter'"),
+        ({"random_state": "seed"}, "'random_state'"),
+    ],
+)
+def test_bad_parameters(synthetic, params, match):
+    corpus, _, _ = synthetic
+    with pytest.raises(InvalidParameterError, match=match):
+        LDA(**params).fit(corpus)
+
+
+def test_bad_corpora():
+    with pytest.raises(CorpusError, match="empty corpus"):
+        LDA(2).fit(sp.csr_matrix((0, 4), dtype=np.int32))
+    with pytest.raises(CorpusError, match="no tokens"):
+        LDA(2).fit(sp.csr_matrix((3, 4), dtype=np.int32))
+    with pytest.raises(CorpusError, match=r"document 1 is empty .*drop_empty"):
+        LDA(2).fit(np.array([[1, 2], [0, 0], [3, 0]]))
+    with pytest.raises(CorpusError, match="non-negative integers; document 1 has count -2"):
+        LDA(2).fit(np.array([[1, 2], [0, -2]]))
+    with pytest.raises(CorpusError, match="non-negative integers; document 0 has count 1.5"):
+        LDA(2).fit(np.array([[1.5, 2.0], [1.0, 0.0]]))
+    with pytest.raises(CorpusError, match="expects a harmonium Corpus"):
+        LDA(2).fit([["a", "b"]])
+
+
+def test_transform_word_id_beyond_vocabulary(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(5, n_iter=2, random_state=1).fit(corpus)
+    X = sp.csr_matrix(([1, 1], ([0, 1], [3, corpus.n_words + 5])), shape=(2, corpus.n_words + 6))
+    with pytest.raises(CorpusError, match=f"word id {corpus.n_words + 5} >= vocabulary size {corpus.n_words} in document 1"):
+        m.transform(X)
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError, match="not fitted"):
+        LDA().transform(np.ones((1, 3), dtype=int))
+    with pytest.raises(NotFittedError):
+        LDA().save("x.hmn")
