@@ -1,0 +1,5 @@
+import sys
+
+from harmonium.cli.main import main
+
+sys.exit(main())
