@@ -105,7 +105,8 @@ def cli(ctx, debug):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Model file to write.")
 @click.option("-k", "--n-topics", type=int, default=20, show_default=True)
 @click.option("--n-iter", type=int, default=200, show_default=True, help="Gibbs sweeps.")
-@click.option("--alpha", "doc_topic_prior", type=float, default=0.1, show_default=True, help="Dirichlet prior on theta.")
+@click.option("--alpha", "doc_topic_prior", type=float, default=0.1, show_default=True,
+              help="Dirichlet prior on theta.")
 @click.option("--beta", "topic_word_prior", type=float, default=0.01, show_default=True, help="Dirichlet prior on phi.")
 @click.option("--inference", type=click.Choice(["collapsed_gibbs"]), default="collapsed_gibbs", show_default=True)
 @click.option("--test-size", type=float, default=0.0, show_default=True,
@@ -165,7 +166,8 @@ def topics(model_path, n_words, as_json):
     model = load(model_path)
     top = model.top_words(n_words)
     if as_json:
-        _echo_json([{"topic": k, "words": [w for w, _ in t], "probabilities": [p for _, p in t]} for k, t in enumerate(top)])
+        _echo_json([{"topic": k, "words": [w for w, _ in t], "probabilities": [p for _, p in t]}
+                    for k, t in enumerate(top)])
     else:
         for k, t in enumerate(top):
             click.echo(f"{k:3d}  " + " ".join(w for w, _ in t))
@@ -199,14 +201,14 @@ def transform(model_path, corpus, fmt, text_column, label_column, n_docs, output
             atomic_write_bytes(output, buf.getvalue())
         else:
             lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
-            lines += [f"{i}," + ",".join(f"{v:.6g}" for v in row) for i, row in zip(ids, theta)]
+            lines += [f"{i}," + ",".join(f"{v:.6g}" for v in row) for i, row in zip(ids, theta, strict=True)]
             atomic_write_bytes(output, ("\n".join(lines) + "\n").encode())
     if as_json:
         _echo_json({"n_docs": data.n_docs, "n_topics": int(theta.shape[1]), "output": output,
                     **({} if output else {"theta": theta.tolist(), "doc_ids": ids.tolist()})})
     elif output is None:
         click.echo("doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1])))
-        for i, row in zip(ids, theta):
+        for i, row in zip(ids, theta, strict=True):
             click.echo(f"{i}," + ",".join(f"{v:.6g}" for v in row))
     else:
         click.echo(f"Wrote theta for {data.n_docs} documents to {output}")
@@ -239,8 +241,8 @@ def evaluate(model_path, corpus, fmt, text_column, label_column, n_docs, observe
 @click.option("--json", "as_json", is_flag=True)
 def info(path, as_json):
     """Describe a model file (or a corpus: a file or the name of a bundled corpus)."""
-    from harmonium.io import read_model_file
     from harmonium.errors import ModelFileError
+    from harmonium.io import read_model_file
 
     try:
         mf = read_model_file(path)

@@ -157,7 +157,8 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
         if vocabulary is not None:
             if m.shape[1] > len(vocabulary):
                 Corpus.check_word_ids_of(m, len(vocabulary), where)
-            return Corpus(sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], len(vocabulary))), vocabulary, _validated=True)
+            m = sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], len(vocabulary)))
+            return Corpus(m, vocabulary, _validated=True)
         return Corpus(m, _validated=True)
     raise CorpusError(
         f"{where} expects a harmonium Corpus or a document-term count matrix "

@@ -12,7 +12,7 @@ import zlib
 
 import numpy as np
 
-from harmonium._validation import RANDOM_STATE, NONE, InstanceOf, Interval, Options
+from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
@@ -26,7 +26,7 @@ from harmonium.models.directed.lda import (
     make_model,
     topic_word_mean,
 )
-from harmonium.parallel.seeds import check_random_state, generator_from_state
+from harmonium.parallel.seeds import check_random_state
 
 _POSITIVE = Interval("real", 0, None, "neither")
 
@@ -226,7 +226,8 @@ class LDA(BaseEstimator):
             if saved.get(name) != getattr(self, name):
                 raise InvalidParameterError(
                     f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, "
-                    f"but this LDA has {name}={getattr(self, name)!r}; use the same settings or another checkpoint_path."
+                    f"but this LDA has {name}={getattr(self, name)!r}; "
+                    "use the same settings or another checkpoint_path."
                 )
         if ckpt.manifest.get("extra", {}).get("corpus") != fingerprint:
             raise CorpusError(

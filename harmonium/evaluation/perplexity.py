@@ -32,7 +32,9 @@ class CompletionResult(NamedTuple):
     n_docs: int
 
 
-def held_out_log_likelihood(theta: np.ndarray, topic_word: np.ndarray, held_out: Corpus, *, chunk: int = 1 << 16) -> float:
+def held_out_log_likelihood(
+    theta: np.ndarray, topic_word: np.ndarray, held_out: Corpus, *, chunk: int = 1 << 16
+) -> float:
     """sum_{d,w} n_dw log (theta_d . phi_:w) over the held-out counts.
 
     Parameters

@@ -82,10 +82,10 @@ def test_collapsed_sweep_matches_reference():
             cb = reference_collapsed_sweep(rb, tokens.doc_ptr, tokens.words, zb, *counts_b, alpha, beta)
             assert ca == cb
         np.testing.assert_array_equal(za, zb)
-        for a, b in zip(counts_a, counts_b):
+        for a, b in zip(counts_a, counts_b, strict=True):
             np.testing.assert_array_equal(a, b)
         # counts stay consistent with z after every sweep
-        for a, b in zip(counts_a, counts_from_assignments(tokens.doc_ptr, tokens.words, za, K, V)):
+        for a, b in zip(counts_a, counts_from_assignments(tokens.doc_ptr, tokens.words, za, K, V), strict=True):
             np.testing.assert_array_equal(a, b)
 
 

@@ -184,7 +184,8 @@ def test_transform_word_id_beyond_vocabulary(synthetic):
     corpus, _, _ = synthetic
     m = LDA(5, n_iter=2, random_state=1).fit(corpus)
     X = sp.csr_matrix(([1, 1], ([0, 1], [3, corpus.n_words + 5])), shape=(2, corpus.n_words + 6))
-    with pytest.raises(CorpusError, match=f"word id {corpus.n_words + 5} >= vocabulary size {corpus.n_words} in document 1"):
+    msg = f"word id {corpus.n_words + 5} >= vocabulary size {corpus.n_words} in document 1"
+    with pytest.raises(CorpusError, match=msg):
         m.transform(X)
 
 
