@@ -1,0 +1,53 @@
+"""The import layers of DESIGN.md hold: every module imports only its own layer or below.
+
+cli -> estimators -> evaluation -> inference -> models -> (expfam, corpus, io, parallel, datasets)
+-> _kernels (with errors, _validation, _version beside it).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import harmonium
+
+RANK = {
+    "_kernels": 0, "errors": 0, "_validation": 0, "_version": 0,
+    "expfam": 1, "corpus": 1, "io": 1, "parallel": 1, "datasets": 1,
+    "models": 2, "inference": 3, "evaluation": 4, "estimators": 5, "report": 6, "cli": 7,
+}
+ROOT = pathlib.Path(harmonium.__file__).parent
+
+
+def _imports(path: pathlib.Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+
+
+def test_imports_go_only_downward():
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if len(rel.parts) == 1 and rel.stem in ("__init__", "__main__"):
+            continue
+        own = RANK[rel.parts[0].removesuffix(".py")]
+        for mod in _imports(path):
+            parts = mod.split(".")
+            if parts[0] != "harmonium" or len(parts) < 2:
+                continue
+            if RANK[parts[1]] > own:
+                bad.append(f"{rel} imports {mod}")
+    assert not bad, "upward imports:\n" + "\n".join(bad)
+
+
+def test_kernels_import_only_numpy_math_numba():
+    for path in (ROOT / "_kernels").rglob("*.py"):
+        for mod in _imports(path):
+            top = mod.split(".")[0]
+            assert top in {"numpy", "math", "numba", "harmonium", "__future__"}, f"{path.name} imports {mod}"
+            if top == "harmonium":
+                assert mod.startswith("harmonium._kernels"), f"{path.name} imports {mod}"
