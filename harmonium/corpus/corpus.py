@@ -33,7 +33,7 @@ class TokenStream(NamedTuple):
 
 
 def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
-    """Coerce to canonical CSR with int32 data/indices and int64 indptr, checking values."""
+    """Coerce to canonical CSR (int32 data; int32 indices and indptr, int64 beyond 2**31), checking values."""
     if isinstance(counts, np.ndarray) or (hasattr(counts, "__array__") and not sp.issparse(counts)):
         arr = np.asarray(counts)
         if arr.ndim != 2:
@@ -57,7 +57,7 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
     elif data.dtype.kind not in "iub":
         raise CorpusError(f"counts must be integers; got dtype {data.dtype} ({where}).")
     if data.size and data.min() < 0:
-        pos = int(np.argmin(data))
+        pos = int(np.flatnonzero(data < 0)[0])
         d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
         raise CorpusError(
             f"counts must be non-negative integers; document {d} has count {data[pos].item()!r} "
@@ -68,16 +68,30 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
     if not m.has_canonical_format:
         m = m.copy()
         m.sum_duplicates()
-    if m.data.dtype != np.int32:
-        m.data = m.data.astype(np.int32)
-    if m.indices.dtype != np.int32:
-        m.indices = m.indices.astype(np.int32)
-    if m.indptr.dtype != np.int64:
-        m.indptr = m.indptr.astype(np.int64)
     if m.nnz and (m.data == 0).any():
         m = m.copy()
         m.eliminate_zeros()
-    return m
+    return _canonical_csr(m.data, m.indices, m.indptr, m.shape)
+
+
+def index_dtype(nnz: int, n_cols: int):
+    """int32 while every index fits, else int64 (indices and indptr always share it, as scipy expects)."""
+    return np.int32 if max(nnz, n_cols) < np.iinfo(np.int32).max else np.int64
+
+
+def _canonical_csr(data, indices, indptr, shape) -> sp.csr_matrix:
+    """A new CSR over (data, indices, indptr) without copying arrays already of the right dtype.
+
+    The caller's matrix is never modified. Arrays must be sorted, duplicate-free
+    and validated; memory-mapped arrays stay memory-mapped.
+    """
+    idx = index_dtype(len(data), shape[1])
+    out = sp.csr_matrix(shape, dtype=np.int32)
+    out.data = np.asarray(data).astype(np.int32, copy=False)
+    out.indices = np.asarray(indices).astype(idx, copy=False)
+    out.indptr = np.asarray(indptr).astype(idx, copy=False)
+    out.has_canonical_format = True
+    return out
 
 
 class Corpus:
@@ -86,8 +100,9 @@ class Corpus:
     Parameters
     ----------
     counts : scipy.sparse matrix or 2-D array, shape (n_docs, n_words)
-        Non-negative integer counts ``n_dw``. Stored as CSR (int32 data and
-        indices, int64 indptr); memory-mapped arrays are kept as they are.
+        Non-negative integer counts ``n_dw``. Stored as CSR with int32 data
+        and int32 indices/indptr (both int64 once nnz >= 2**31); arrays of
+        those dtypes, memory-mapped ones included, are used without a copy.
     vocabulary : Vocabulary or sequence of str, optional
         Terms of the columns; defaults to "0".."V-1".
     doc_ids : sequence of str, optional
@@ -128,7 +143,7 @@ class Corpus:
         if n_cols != len(vocabulary):
             if n_cols > len(vocabulary):
                 Corpus.check_word_ids_of(m, len(vocabulary), "Corpus")
-            m = sp.csr_matrix((m.data, m.indices, m.indptr), shape=(n_docs, len(vocabulary)))
+            m = _canonical_csr(m.data, m.indices, m.indptr, (n_docs, len(vocabulary)))
         self._counts = m
         self.vocabulary = vocabulary
         self.doc_ids = self._check_1d(doc_ids, "doc_ids", str) if doc_ids is not None else None

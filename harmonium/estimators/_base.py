@@ -151,13 +151,13 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
             corpus = corpus.reindex(vocabulary)
         return corpus
     if sp.issparse(X) or isinstance(X, np.ndarray):
-        from harmonium.corpus.corpus import _as_csr_counts
+        from harmonium.corpus.corpus import _as_csr_counts, _canonical_csr
 
         m = _as_csr_counts(X, where)
         if vocabulary is not None:
             if m.shape[1] > len(vocabulary):
                 Corpus.check_word_ids_of(m, len(vocabulary), where)
-            m = sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], len(vocabulary)))
+            m = _canonical_csr(m.data, m.indices, m.indptr, (m.shape[0], len(vocabulary)))
             return Corpus(m, vocabulary, _validated=True)
         return Corpus(m, _validated=True)
     raise CorpusError(

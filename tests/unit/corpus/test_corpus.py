@@ -38,8 +38,18 @@ def test_counts_tokens_and_lengths():
     assert ts.words.dtype == np.int32 and ts.doc_ptr.dtype == np.int64
     np.testing.assert_array_equal(ts.doc_ptr, [0, 3, 3, 7, 9])
     np.testing.assert_array_equal(ts.words, [0, 0, 2, 0, 1, 1, 1, 1, 2])
-    assert c.counts.data.dtype == np.int32 and c.counts.indptr.dtype == np.int64
+    assert c.counts.data.dtype == np.int32 and c.counts.indptr.dtype == c.counts.indices.dtype == np.int32
+    assert c.counts.tocoo().nnz == 6  # scipy operations work on the canonical layout
     assert c.document(0) == [("a", 2), ("c", 1)]
+
+
+def test_caller_matrix_is_not_modified():
+    X = sp.csr_matrix(np.array([[1, 2], [0, 3]], dtype=np.int64))
+    X.indptr = X.indptr.astype(np.int64)
+    X.indices = X.indices.astype(np.int64)
+    Corpus(X)
+    assert X.data.dtype == X.indptr.dtype == X.indices.dtype == np.int64
+    np.testing.assert_array_equal(X.toarray(), [[1, 2], [0, 3]])
 
 
 def test_subsetting_keeps_metadata():
@@ -63,6 +73,7 @@ def test_reindex_matches_by_term():
     ("counts", "vocab", "match"),
     [
         (np.array([[1, -1]]), None, "non-negative integers; document 0 has count -1"),
+        (np.array([[0, 1], [-1, -5]]), None, "document 1 has count -1 for word id 0"),
         (np.array([[1.0, 0.5]]), None, "non-negative integers; document 0 has count 0.5"),
         (np.array([[1.0, np.nan]]), None, "non-negative integers"),
         (np.array(["a"]), None, "2-D"),
