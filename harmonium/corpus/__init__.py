@@ -2,6 +2,8 @@
 
 from harmonium.corpus.corpus import Corpus, TokenStream
 from harmonium.corpus.formats import read_corpus, write_corpus
+from harmonium.corpus.interop import from_gensim, from_sklearn, to_gensim, to_sklearn
+from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus
 from harmonium.corpus.splits import completion_split, train_test_split
 from harmonium.corpus.tokenizer import Tokenizer
 from harmonium.corpus.vocabulary import Vocabulary
@@ -11,8 +13,14 @@ __all__ = [
     "TokenStream",
     "Tokenizer",
     "Vocabulary",
+    "build_ondisk_corpus",
     "completion_split",
+    "from_gensim",
+    "from_sklearn",
+    "open_ondisk_corpus",
     "read_corpus",
+    "to_gensim",
+    "to_sklearn",
     "train_test_split",
     "write_corpus",
 ]

@@ -31,7 +31,12 @@ import scipy.sparse as sp
 
 from harmonium._validation import NONE, InstanceOf, Interval, validate_params
 from harmonium.corpus.corpus import Corpus
-from harmonium.corpus.formats.lines import atomic_write, decode, document_strings, read_bytes
+from harmonium.corpus.formats._common import (
+    atomic_text_writer,
+    decode,
+    document_strings,
+    read_bytes,
+)
 from harmonium.corpus.tokenizer import Tokenizer
 from harmonium.errors import CorpusError, InvalidParameterError
 
@@ -350,7 +355,8 @@ def write(
             row.append(text)
             writer.writerow(row)
 
-    atomic_write(path, fill)
+    with atomic_text_writer(path) as handle:
+        fill(handle)
 
 
 def _tag_strings(corpus: Corpus, sep: str) -> list[str]:

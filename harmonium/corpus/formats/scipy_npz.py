@@ -1,0 +1,117 @@
+"""SciPy sparse ``.npz`` corpora (:func:`scipy.sparse.save_npz` / ``load_npz``).
+
+Documents are rows. The archive holds plain numeric arrays only: loading goes
+through :func:`scipy.sparse.load_npz`, which calls ``np.load`` with
+``allow_pickle=False``, so a file carrying pickled objects is refused.
+
+The terms live in a vocabulary file, one term per line; by default ``path``
+with ``.npz`` replaced by ``.vocab.txt`` (``docs.npz`` -> ``docs.vocab.txt``),
+see :func:`default_vocab_path`. Without it the terms are "0".."V-1".
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import scipy.sparse as sp
+
+from harmonium.corpus.corpus import Corpus, _as_csr_counts
+from harmonium.corpus.formats._common import (
+    atomic_binary_writer,
+    check_corpus,
+    name_of,
+    read_vocab_file,
+    write_vocab_file,
+)
+from harmonium.corpus.vocabulary import Vocabulary
+from harmonium.errors import CorpusError
+
+__all__ = ["default_vocab_path", "read", "write"]
+
+
+def default_vocab_path(path) -> str:
+    """``docs.npz`` -> ``docs.vocab.txt`` (other names get ``.vocab.txt`` appended)."""
+    path = os.fspath(path)
+    if path.endswith(".npz"):
+        path = path[:-4]
+    return path + ".vocab.txt"
+
+
+def read(path, *, vocab_path=None) -> Corpus:
+    """Read a corpus saved with :func:`scipy.sparse.save_npz` (rows are documents).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.npz`` file.
+    vocab_path : str, path-like or False, optional
+        The vocabulary file; by default :func:`default_vocab_path` of
+        ``path``, used when it exists. ``False`` (or a missing default file)
+        gives placeholder terms "0".."V-1"; a path given explicitly must exist.
+
+    Raises
+    ------
+    CorpusError
+        If the file is not a sparse-matrix ``.npz`` (or needs pickle), holds
+        negative or non-integer values (naming the document and word), or the
+        vocabulary file does not have one term per column.
+    """
+    name = name_of(path)
+    path = os.fspath(path)
+    with open(path, "rb") as fh:  # a missing file raises FileNotFoundError as usual
+        is_zip = zipfile.is_zipfile(fh)
+    if not is_zip:
+        raise CorpusError(f"{name} is not a .npz (zip) archive.")
+    try:
+        matrix = sp.load_npz(path)
+    except (ValueError, KeyError, NotImplementedError, zipfile.BadZipFile) as e:
+        raise CorpusError(f"{name} is not a scipy sparse .npz file: {e}") from None
+    if matrix.ndim != 2:
+        raise CorpusError(f"{name} does not hold a 2-D matrix.")
+    if matrix.dtype.kind == "c":
+        raise CorpusError(f"{name} holds complex values; counts must be non-negative integers.")
+    counts = _as_csr_counts(sp.csr_matrix(matrix), name)
+    del matrix
+    n_words = counts.shape[1]
+    if vocab_path is None:
+        candidate = default_vocab_path(path)
+        vocab_path = candidate if os.path.exists(candidate) else False
+    if vocab_path is False:
+        vocabulary = Vocabulary.range(n_words)
+    else:
+        vocabulary = read_vocab_file(vocab_path, expected=n_words,
+                                      what=f" (columns of {name})")
+    return Corpus(counts, vocabulary, _validated=True)
+
+
+def write(corpus: Corpus, path, *, vocab_path=None, compressed: bool = True) -> None:
+    """Write ``corpus`` with :func:`scipy.sparse.save_npz` plus a vocabulary file.
+
+    Parameters
+    ----------
+    corpus : Corpus
+    path : str or path-like
+        The ``.npz`` file (written under exactly this name; nothing is appended).
+    vocab_path : str, path-like or False, optional
+        Where the vocabulary goes; by default :func:`default_vocab_path` of
+        ``path``. ``False`` writes none.
+    compressed : bool, default True
+        Deflate the arrays.
+
+    Notes
+    -----
+    The matrix is stored as the corpus holds it: CSR with int32 data and
+    int32 indices and indptr (int64 for both once nnz or the vocabulary size
+    reaches 2**31-1). Each file is written to a temporary name and renamed.
+    """
+    corpus = check_corpus(corpus, "scipy_npz.write")
+    if vocab_path is None:
+        vocab_path = default_vocab_path(path)
+    if vocab_path is not False:
+        write_vocab_file(corpus.vocabulary, vocab_path)
+    m = corpus.counts
+    if not isinstance(m, sp.csr_matrix):
+        m = sp.csr_matrix(m)
+    with atomic_binary_writer(path, compress=False) as f:
+        sp.save_npz(f, m, compressed=compressed)
