@@ -400,7 +400,7 @@ class Tokenizer:
         tags=None,
         tag_names=None,
     ) -> Corpus:
-        """Count ``texts`` into the fitted vocabulary and return a :class:`Corpus`.
+        """Count ``texts`` into the fitted (or the fixed) vocabulary and return a :class:`Corpus`.
 
         Documents with fewer than ``min_doc_length`` in-vocabulary tokens are
         dropped (see ``dropped_`` / ``kept_``); the metadata, one entry per
@@ -417,8 +417,12 @@ class Tokenizer:
         tags : sparse matrix or array, shape (n_texts, n_tags), optional
         tag_names : sequence of str, optional
         """
-        check_is_fitted(self, "vocabulary_")
         findall, stop = self._check_params()
+        fixed = self._fixed_vocabulary()
+        if fixed is not None and getattr(self, "vocabulary_", None) is None:
+            # a fixed vocabulary needs no fitting (as scikit-learn's CountVectorizer(vocabulary=...))
+            self.vocabulary_ = fixed
+        check_is_fitted(self, "vocabulary_")
         vocab = self.vocabulary_
         counts, terms = self._count(texts, findall, vocab)
         if counts.shape[0] == 0:

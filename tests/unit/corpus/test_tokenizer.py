@@ -291,3 +291,12 @@ def test_non_utf8_bytes_names_the_document():
 def test_repr_shows_non_default_parameters():
     assert repr(Tokenizer(min_df=3)) == "Tokenizer(min_df=3)"
     assert "vocabulary=<fixed>" in repr(Tokenizer(vocabulary=["a"]))
+
+
+def test_fixed_vocabulary_transforms_without_fit():
+    from harmonium.corpus import Tokenizer, Vocabulary
+
+    tok = Tokenizer(vocabulary=Vocabulary(["game", "xml"]))
+    c = tok.transform(["An XML game about xml", "nothing here"])
+    assert c.vocabulary.terms == ["game", "xml"]
+    np.testing.assert_array_equal(c.counts.toarray(), [[1, 2], [0, 0]])
