@@ -27,8 +27,8 @@ def collapsed_conditional(p, d, w, n_dk, n_wk, n_k, alpha, beta, v_beta):
 
 
 @njit(cache=True, nogil=True)
-def collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, p):
-    """One systematic-scan sweep over every token; returns the number of changed z.
+def collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, p, d_lo, d_hi):
+    """One systematic-scan sweep over the tokens of documents d_lo..d_hi-1; returns the number of changed z.
 
     Mutates ``z``, ``n_dk``, ``n_wk``, ``n_k`` in place. ``p`` is a float64
     scratch buffer of length K.
@@ -36,7 +36,7 @@ def collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, p):
     v_beta = beta * n_wk.shape[0]
     K = n_k.shape[0]
     n_changed = 0
-    for d in range(doc_ptr.shape[0] - 1):
+    for d in range(d_lo, d_hi):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             old = z[i]

@@ -78,7 +78,9 @@ def test_collapsed_sweep_matches_reference():
         za, zb = z.copy(), z.copy()
         ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
         for _ in range(3):
-            ca = lda_gibbs.collapsed_sweep(ra, tokens.doc_ptr, tokens.words, za, *counts_a, alpha, beta, np.empty(K))
+            ca = lda_gibbs.collapsed_sweep(
+                ra, tokens.doc_ptr, tokens.words, za, *counts_a, alpha, beta, np.empty(K), 0, len(tokens.doc_ptr) - 1
+            )
             cb = reference_collapsed_sweep(rb, tokens.doc_ptr, tokens.words, zb, *counts_b, alpha, beta)
             assert ca == cb
         np.testing.assert_array_equal(za, zb)

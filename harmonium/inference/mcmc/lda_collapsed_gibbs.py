@@ -4,10 +4,11 @@ theta and phi are integrated out and each token's topic is drawn from
 
     p(z_i = k | z_-i, w) ∝ (n_dk^-i + alpha_k) (n_wk^-i + beta) / (n_k^-i + V beta)
 
-in a systematic scan over all tokens (one ``kernel`` call = one sweep). This
-is the plain O(K)-per-token reference sampler; its stationary distribution is
-the collapsed posterior p(z | w), tested exactly in
-tests/statistical/test_lda_collapsed_exact.py.
+in a systematic scan over all tokens (one ``kernel`` call = one sweep). Three
+exact ways to make that draw are offered (:data:`SAMPLERS`): the plain O(K)
+reference, SparseLDA buckets (O(k_d + k_w)) and alias tables with
+Metropolis-Hastings (O(1)). Each leaves the collapsed posterior p(z | w)
+invariant, tested exactly in tests/statistical/test_lda_collapsed_exact.py.
 
 State / init / kernel as in DESIGN.md. The kernel mutates the state's arrays
 in place and returns the same (mutated) state object.
@@ -19,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from harmonium._kernels import lda_gibbs
+from harmonium._kernels import lda_gibbs, lda_sparse
 from harmonium.corpus.corpus import TokenStream
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, counts_from_assignments
 
@@ -75,26 +76,79 @@ def conditional(state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel
     return p / p.sum()
 
 
-def build_kernel(*, compute_log_joint: bool = True, sweep=None):
-    """A kernel doing one systematic-scan sweep.
+def plain_sweep(model: LDAModel, tokens: TokenStream, *, compiled=None):
+    """The O(K) reference sweep: ``sweep(rng, state, d_lo, d_hi) -> n_changed``.
+
+    ``compiled`` replaces :func:`harmonium._kernels.lda_gibbs.collapsed_sweep`
+    (same signature); tests pass deliberately broken sweeps here.
+    """
+    fn = lda_gibbs.collapsed_sweep if compiled is None else compiled
+    p = np.empty(model.n_topics, dtype=np.float64)
+
+    def sweep(rng, state: CollapsedGibbsState, d_lo: int, d_hi: int) -> int:
+        return fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
+                  model.alpha, model.beta, p, d_lo, d_hi)
+
+    return sweep
+
+
+def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
+    """The SparseLDA bucket sweep (:mod:`harmonium._kernels.lda_sparse`), O(k_d + k_w) a token.
+
+    ``word_lists`` replaces :func:`harmonium._kernels.lda_sparse.build_word_lists`
+    (same signature); tests pass a deliberately broken builder here.
+    """
+    build_lists = lda_sparse.build_word_lists if word_lists is None else word_lists
+    K, V = model.n_topics, model.n_words
+    freq = np.bincount(tokens.words, minlength=V)
+    wptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(np.minimum(freq, K), out=wptr[1:])
+    wtop = np.empty(int(wptr[-1]), dtype=np.int32)
+    wlen = np.empty(V, dtype=np.int32)
+    c, qcoef, qbuf, rbuf = (np.empty(K) for _ in range(4))
+    dtop = np.empty(K, dtype=np.int32)
+    in_doc = np.zeros(K, dtype=np.uint8)
+
+    def sweep(rng, state: CollapsedGibbsState, d_lo: int, d_hi: int) -> int:
+        build_lists(state.n_wk, wptr, wtop, wlen)
+        return lda_sparse.sparse_sweep(
+            rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
+            model.alpha, model.beta, d_lo, d_hi, wptr, wtop, wlen, c, qcoef, qbuf, rbuf, dtop, in_doc,
+        )
+
+    return sweep
+
+
+def alias_mh_sweep(model: LDAModel, tokens: TokenStream):
+    """The alias-table Metropolis-Hastings sweep (LightLDA style), O(1) a token."""
+    from harmonium.inference.mcmc import lda_alias_mh
+
+    return lda_alias_mh.make_sweep(model, tokens)
+
+
+#: Exact collapsed samplers, by name: each maps (model, tokens) to
+#: ``sweep(rng, state, d_lo, d_hi) -> n_changed`` over a range of documents.
+SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_sweep}
+
+
+def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, sweep=None):
+    """A kernel doing one systematic-scan sweep over all documents.
 
     Parameters
     ----------
+    sampler : {"sparse", "alias_mh", "plain"}
+        Which exact sampler draws each z_i (see :data:`SAMPLERS`).
     compute_log_joint : bool
         Whether ``info.log_joint`` is computed (O(DK + VK)); NaN otherwise.
     sweep : callable, optional
-        The compiled sweep to use; defaults to
-        :func:`harmonium._kernels.lda_gibbs.collapsed_sweep`. Tests pass
-        deliberately broken sweeps here as negative controls.
+        A compiled sweep with the signature of
+        :func:`harmonium._kernels.lda_gibbs.collapsed_sweep`, used instead of
+        ``sampler`` (tests pass deliberately broken sweeps here).
     """
-    sweep_fn = lda_gibbs.collapsed_sweep if sweep is None else sweep
 
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
-        p = np.empty(model.n_topics, dtype=np.float64)
-        n_changed = sweep_fn(
-            rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-            model.alpha, model.beta, p,
-        )
+        fn = plain_sweep(model, tokens, compiled=sweep) if sweep is not None else SAMPLERS[sampler](model, tokens)
+        n_changed = fn(rng, state, 0, tokens.doc_ptr.shape[0] - 1)
         lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 

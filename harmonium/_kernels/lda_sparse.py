@@ -1,0 +1,169 @@
+"""SparseLDA bucket sampling for collapsed Gibbs LDA (Yao, Mimno & McCallum 2009, §3.4).
+
+The collapsed conditional (seed 003; ``lda_gibbs.collapsed_conditional``)
+
+    p(z_i = k | z_-i, w) ∝ (alpha_k + n_dk)(n_wk + beta) / (n_k + V beta)
+
+splits, with c_k = 1 / (n_k + V beta), into three buckets
+
+    s = sum_k  alpha_k beta c_k                    (all K topics, rarely entered)
+    r = sum_{k: n_dk > 0}  n_dk beta c_k           (the document's topics)
+    q = sum_{k: n_wk > 0}  (alpha_k + n_dk) n_wk c_k   (the word's topics)
+
+so that a draw costs O(k_d + k_w) instead of O(K). The draw is exact: the
+three buckets add up to the conditional term by term. ``s`` and the
+coefficients (alpha_k + n_dk) c_k are updated incrementally; s is recomputed
+from scratch every 256 documents so that rounding cannot drift.
+
+Per-word lists of topics with n_wk > 0 live in one flat array: word w owns
+``wtop[wptr[w] : wptr[w] + wlen[w]]``, capacity min(K, frequency of w).
+All functions mutate their array arguments in place.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def build_word_lists(n_wk, wptr, wtop, wlen):
+    """Fill the per-word lists of non-zero topics from the dense counts."""
+    V, K = n_wk.shape
+    for w in range(V):
+        base = wptr[w]
+        m = 0
+        if wptr[w + 1] > base:
+            for k in range(K):
+                if n_wk[w, k] > 0:
+                    wtop[base + m] = k
+                    m += 1
+        wlen[w] = m
+
+
+@njit(cache=True, nogil=True)
+def _remove(lst, base, length, k):
+    """Remove value k from lst[base:base+length] (swap with last); returns the new length."""
+    for j in range(base, base + length):
+        if lst[j] == k:
+            lst[j] = lst[base + length - 1]
+            return length - 1
+    return length
+
+
+@njit(cache=True, nogil=True)
+def _s_total(alpha, beta, c):
+    s = 0.0
+    for k in range(alpha.shape[0]):
+        s += alpha[k] * beta * c[k]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi,
+                 wptr, wtop, wlen, c, qcoef, qbuf, rbuf, dtop, in_doc):
+    """One systematic-scan sweep over documents d_lo..d_hi-1; returns the number of changed z.
+
+    Scratch (all length K unless noted): ``c``, ``qcoef``, ``qbuf``, ``rbuf``
+    float64; ``dtop`` int32; ``in_doc`` uint8 (all zero on entry and exit).
+    ``wptr`` (V+1), ``wtop``, ``wlen`` (V) must come from :func:`build_word_lists`
+    on the same ``n_wk``.
+    """
+    K = n_k.shape[0]
+    v_beta = beta * n_wk.shape[0]
+    for k in range(K):
+        c[k] = 1.0 / (n_k[k] + v_beta)
+        qcoef[k] = alpha[k] * c[k]
+    s = _s_total(alpha, beta, c)
+    n_changed = 0
+    for d in range(d_lo, d_hi):
+        if (d - d_lo) % 256 == 0:
+            s = _s_total(alpha, beta, c)
+        # the document's topic list and its q coefficients
+        dlen = 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            k = z[i]
+            if in_doc[k] == 0:
+                in_doc[k] = 1
+                dtop[dlen] = k
+                dlen += 1
+        for j in range(dlen):
+            k = dtop[j]
+            qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            old = z[i]
+            # remove the token
+            s -= alpha[old] * beta * c[old]
+            n_k[old] -= 1
+            c[old] = 1.0 / (n_k[old] + v_beta)
+            s += alpha[old] * beta * c[old]
+            n_dk[d, old] -= 1
+            if n_dk[d, old] == 0:
+                dlen = _remove(dtop, 0, dlen, old)
+                in_doc[old] = 0
+            qcoef[old] = (alpha[old] + n_dk[d, old]) * c[old]
+            n_wk[w, old] -= 1
+            if n_wk[w, old] == 0:
+                wlen[w] = _remove(wtop, wptr[w], wlen[w], old)
+            # buckets
+            q = 0.0
+            base = wptr[w]
+            for j in range(wlen[w]):
+                k = wtop[base + j]
+                q += qcoef[k] * n_wk[w, k]
+                qbuf[j] = q
+            r = 0.0
+            for j in range(dlen):
+                k = dtop[j]
+                r += n_dk[d, k] * beta * c[k]
+                rbuf[j] = r
+            u = rng.random() * (s + r + q)
+            new = -1
+            if u < q:
+                for j in range(wlen[w]):
+                    if u < qbuf[j]:
+                        new = wtop[base + j]
+                        break
+                if new < 0:
+                    new = wtop[base + wlen[w] - 1]
+            elif u < q + r:
+                u -= q
+                for j in range(dlen):
+                    if u < rbuf[j]:
+                        new = dtop[j]
+                        break
+                if new < 0:
+                    new = dtop[dlen - 1]
+            else:
+                u -= q + r
+                acc = 0.0
+                new = K - 1
+                for k in range(K):
+                    acc += alpha[k] * beta * c[k]
+                    if u < acc:
+                        new = k
+                        break
+            # add the token back with its new topic
+            z[i] = new
+            s -= alpha[new] * beta * c[new]
+            n_k[new] += 1
+            c[new] = 1.0 / (n_k[new] + v_beta)
+            s += alpha[new] * beta * c[new]
+            if n_dk[d, new] == 0:
+                dtop[dlen] = new
+                dlen += 1
+                in_doc[new] = 1
+            n_dk[d, new] += 1
+            qcoef[new] = (alpha[new] + n_dk[d, new]) * c[new]
+            if n_wk[w, new] == 0:
+                wtop[wptr[w] + wlen[w]] = new
+                wlen[w] += 1
+            n_wk[w, new] += 1
+            if new != old:
+                n_changed += 1
+        # restore the document-free coefficients
+        for j in range(dlen):
+            k = dtop[j]
+            qcoef[k] = alpha[k] * c[k]
+            in_doc[k] = 0
+    return n_changed
