@@ -55,42 +55,10 @@ def collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, p, d_l
 
 
 @njit(cache=True, nogil=True)
-def fixed_topics_sweep(rng, doc_ptr, words, z, n_dk, phi_wk, alpha, p):
-    """One sweep for new documents with the topics held fixed (``transform``).
-
-    p(z_i = k | z_-i, w, phi) ∝ (n_dk^-i + alpha_k) phi_wk. Mutates ``z`` and
-    ``n_dk`` in place.
-    """
-    K = alpha.shape[0]
-    for d in range(doc_ptr.shape[0] - 1):
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = words[i]
-            old = z[i]
-            n_dk[d, old] -= 1
-            for k in range(K):
-                p[k] = (n_dk[d, k] + alpha[k]) * phi_wk[w, k]
-            new = draw_unnormalised(rng, p, K)
-            z[i] = new
-            n_dk[d, new] += 1
-
-
-@njit(cache=True, nogil=True)
-def initial_fixed_topics(rng, doc_ptr, words, z, n_dk, phi_wk, alpha, p):
-    """Sequential initialisation for new documents: each token drawn given the ones before it."""
-    K = alpha.shape[0]
-    for d in range(doc_ptr.shape[0] - 1):
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = words[i]
-            for k in range(K):
-                p[k] = (n_dk[d, k] + alpha[k]) * phi_wk[w, k]
-            new = draw_unnormalised(rng, p, K)
-            z[i] = new
-            n_dk[d, new] += 1
-
-
-@njit(cache=True, nogil=True)
-def accumulate(total, x):
-    """total += x elementwise (2-D), without a temporary."""
-    for i in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            total[i, j] += x[i, j]
+def add_delta(target, local, base):
+    """target += local - base elementwise (any shape, flattened): merges one worker's count changes."""
+    t = target.reshape(-1)
+    lo = local.reshape(-1)
+    b = base.reshape(-1)
+    for i in range(t.shape[0]):
+        t[i] += lo[i] - b[i]

@@ -1,7 +1,16 @@
 """The ``LDA`` estimator: latent Dirichlet allocation fitted by MCMC.
 
-Model: :mod:`harmonium.models.directed.lda`. Algorithm
-(``inference="collapsed_gibbs"``): :mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`.
+Model: :mod:`harmonium.models.directed.lda`. Algorithms (seed 003):
+
+* ``inference="collapsed_gibbs"``: :mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`
+  (exact; ``sampler`` chooses how each z_i is drawn);
+* ``inference="parallel_gibbs"``: :mod:`harmonium.inference.mcmc.lda_parallel_gibbs`
+  (approximate collapsed Gibbs over ``n_jobs`` threads, AD-LDA);
+* ``inference="naive_gibbs"``: :mod:`harmonium.inference.mcmc.lda_naive_gibbs`
+  (z, Theta and B drawn in turn).
+
+Estimates: :mod:`harmonium.inference.mcmc.lda_estimates`; hyperparameters:
+:mod:`harmonium.models.directed.lda_hyper`.
 """
 
 from __future__ import annotations
@@ -18,6 +27,9 @@ from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
 from harmonium.evaluation.perplexity import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
+from harmonium.inference.mcmc.lda_estimates import ChainAverage, keep_sample
+from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
 from harmonium.inference.run import run
 from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.models.directed.lda import (
@@ -50,11 +62,33 @@ class LDA(BaseEstimator):
         Symmetric Dirichlet prior alpha on each document's topic proportions theta_d.
     topic_word_prior : float, default 0.01
         Symmetric Dirichlet prior beta (eta in seed 003) on each topic's word distribution phi_k.
-    inference : {"collapsed_gibbs"}
-        The algorithm. ``"collapsed_gibbs"`` is the O(K)-per-token collapsed
-        Gibbs sampler of seed 003 (Griffiths & Steyvers 2004).
+    inference : {"collapsed_gibbs", "parallel_gibbs", "naive_gibbs"}
+        The algorithm (seed 003). ``"collapsed_gibbs"``: Theta and B integrated
+        out, exact (Griffiths & Steyvers 2004). ``"parallel_gibbs"``: the
+        approximate collapsed sampler over ``n_jobs`` threads (AD-LDA, Newman
+        et al. 2009); with ``n_jobs=1`` it is ``"collapsed_gibbs"``.
+        ``"naive_gibbs"``: z, Theta and B drawn in turn from their conditionals.
+    sampler : {"sparse", "alias_mh", "plain"}, default "sparse"
+        How the collapsed samplers draw each z_i, all exact: SparseLDA buckets
+        (O(k_d + k_w) a token, the default: fastest as measured in
+        benchmarks/RESULTS.md), alias tables with Metropolis-Hastings (O(1)),
+        or the plain O(K) reference.
     n_iter : int, default 200
         Gibbs sweeps over the training corpus.
+    burn_in : int or None, default None
+        Sweeps discarded before samples are averaged; None means ``n_iter // 2``.
+    thin : int, default 5
+        Keep every ``thin``-th sweep after burn-in for the Rao-Blackwellised
+        estimates of Theta and B.
+    optimize_interval : int, default 0
+        Every this many sweeps (after ``optimize_burn_in``) re-estimate an
+        asymmetric alpha and a symmetric beta by Minka's fixed point; 0 keeps
+        the priors fixed.
+    optimize_burn_in : int, default 50
+        Sweeps before the first hyperparameter update.
+    n_jobs : int, default 1
+        Threads for ``"parallel_gibbs"`` and for :meth:`transform`. The same
+        seed and the same ``n_jobs`` give identical results.
     n_transform_iter : int, default 50
         Gibbs sweeps per call to :meth:`transform`; theta is averaged over the second half.
     evaluate_every : int, default 10
@@ -69,9 +103,15 @@ class LDA(BaseEstimator):
     Attributes
     ----------
     topic_word_ : ndarray (K, V)
-        Posterior mean of phi given the final assignments: (n_kw + beta) / (n_k + V beta).
-    doc_topic_ : ndarray (D, K)
-        Posterior mean of theta for the training documents.
+        Rao-Blackwellised posterior mean of phi, averaged over the retained
+        samples (the final state's (n_kw + beta) / (n_k + V beta) if none).
+    doc_topic_ : float32 ndarray (D, K)
+        Rao-Blackwellised posterior mean of theta for the training documents
+        (float32: it is the largest fitted array on corpora of many documents).
+    alpha_ : ndarray (K,)
+        The final (possibly optimised) alpha; ``beta_`` the final beta.
+    n_samples_ : int
+        Samples averaged into ``topic_word_`` and ``doc_topic_``.
     vocabulary_ : Vocabulary
     n_iter_ : int
         Sweeps done.
@@ -79,7 +119,7 @@ class LDA(BaseEstimator):
         The seed that reproduces the run (None if a Generator was passed).
     trace_ : dict of lists
         ``iteration``, ``log_joint`` (log p(w, z)), ``log_likelihood_per_token``,
-        ``n_changed`` and ``seconds`` at each evaluation.
+        ``n_changed``, ``seconds``, ``alpha_sum`` and ``beta`` at each evaluation.
 
     Examples
     --------
@@ -93,8 +133,14 @@ class LDA(BaseEstimator):
         "n_topics": [Interval("int", 1, None)],
         "doc_topic_prior": [_POSITIVE],
         "topic_word_prior": [_POSITIVE],
-        "inference": [Options(("collapsed_gibbs",))],
+        "inference": [Options(("collapsed_gibbs", "parallel_gibbs", "naive_gibbs"))],
+        "sampler": [Options(("sparse", "alias_mh", "plain"))],
         "n_iter": [Interval("int", 1, None)],
+        "burn_in": [NONE, Interval("int", 0, None)],
+        "thin": [Interval("int", 1, None)],
+        "optimize_interval": [Interval("int", 0, None)],
+        "optimize_burn_in": [Interval("int", 0, None)],
+        "n_jobs": [Interval("int", 1, None)],
         "n_transform_iter": [Interval("int", 1, None)],
         "evaluate_every": [Interval("int", 1, None)],
         "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
@@ -109,7 +155,13 @@ class LDA(BaseEstimator):
         doc_topic_prior: float = 0.1,
         topic_word_prior: float = 0.01,
         inference: str = "collapsed_gibbs",
+        sampler: str = "sparse",
         n_iter: int = 200,
+        burn_in: int | None = None,
+        thin: int = 5,
+        optimize_interval: int = 0,
+        optimize_burn_in: int = 50,
+        n_jobs: int = 1,
         n_transform_iter: int = 50,
         evaluate_every: int = 10,
         checkpoint_path=None,
@@ -120,7 +172,13 @@ class LDA(BaseEstimator):
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
         self.inference = inference
+        self.sampler = sampler
         self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.optimize_interval = optimize_interval
+        self.optimize_burn_in = optimize_burn_in
+        self.n_jobs = n_jobs
         self.n_transform_iter = n_transform_iter
         self.evaluate_every = evaluate_every
         self.checkpoint_path = checkpoint_path
@@ -167,6 +225,8 @@ class LDA(BaseEstimator):
         tokens = corpus.tokens()
         model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior)
         fingerprint = _fingerprint(corpus)
+        algo = _algorithm(self.inference)
+        burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
 
         ckpt = None
         if resume and os.path.exists(self.checkpoint_path):
@@ -174,46 +234,63 @@ class LDA(BaseEstimator):
             self._check_checkpoint(ckpt, fingerprint)
         if ckpt is not None:
             rng = ckpt.rng
-            self.seed_ = ckpt.manifest.get("extra", {}).get("seed")
-            state = cgs.state_from_assignments(tokens, model, ckpt.arrays["z"])
+            extra = ckpt.extra
+            self.seed_ = extra.get("seed")
+            model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], extra["beta"])
+            state = algo.state_from_arrays(tokens, model, ckpt.arrays)
+            average = ChainAverage.from_arrays(ckpt.arrays, extra["n_samples"])
             start = int(ckpt.iteration)
             trace = {k: list(v) for k, v in ckpt.trace.items()}
         else:
             rng, self.seed_ = check_random_state(self.random_state, "LDA")
-            state = cgs.init(rng, tokens, model)
+            state = algo.init(rng, tokens, model)
+            average = ChainAverage(corpus.n_docs, corpus.n_words, self.n_topics)
             start = 0
-            trace = {"iteration": [], "log_joint": [], "log_likelihood_per_token": [], "n_changed": [], "seconds": []}
+            trace = {k: [] for k in ("iteration", "log_joint", "log_likelihood_per_token", "n_changed", "seconds",
+                                     "alpha_sum", "beta")}
 
-        kernel = cgs.build_kernel(compute_log_joint=False)
+        kernel = algo.build_kernel(self)
+        current = {"model": model}
         n_tokens = fingerprint["n_tokens"]
         t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
 
         def on_sweep(it, st, info):
+            m = current["model"]
+            if keep_sample(it, burn_in, self.thin):
+                average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta)
+            if self.optimize_interval and it > self.optimize_burn_in and it % self.optimize_interval == 0:
+                current["model"] = m = _optimize_hyperparameters(st, m)
             stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
             last = stop or it == self.n_iter
             if it % self.evaluate_every == 0 or last:
-                lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, model)
-                trace["iteration"].append(it)
-                trace["log_joint"].append(lj)
-                trace["log_likelihood_per_token"].append(lj / n_tokens)
-                trace["n_changed"].append(info.n_changed)
-                trace["seconds"].append(time.perf_counter() - t0)
+                lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, m)
+                for key, value in (("iteration", it), ("log_joint", lj), ("log_likelihood_per_token", lj / n_tokens),
+                                   ("n_changed", info.n_changed), ("seconds", time.perf_counter() - t0),
+                                   ("alpha_sum", float(m.alpha.sum())), ("beta", m.beta)):
+                    trace[key].append(value)
             if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
                 save_checkpoint(
-                    self.checkpoint_path, cls="LDA", params=self._json_params(), state_arrays={"z": st.z},
-                    rng=rng, iteration=it, trace=trace, extra={"corpus": fingerprint, "seed": self.seed_},
+                    self.checkpoint_path, cls="LDA", params=self._json_params(),
+                    state_arrays={**algo.arrays_of_state(st), **average.to_arrays(), "alpha": m.alpha},
+                    rng=rng, iteration=it, trace=trace,
+                    extra={"corpus": fingerprint, "seed": self.seed_, "beta": m.beta, "n_samples": average.n_samples},
                 )
             return stop
 
-        state, last_it = run(rng, kernel, state, tokens, model, self.n_iter, start=start, callback=on_sweep)
+        state, last_it = run(rng, lambda r, st, data, _m: kernel(r, st, data, current["model"]), state, tokens,
+                             model, self.n_iter, start=start, callback=on_sweep)
 
+        model = current["model"]
         self.vocabulary_ = corpus.vocabulary
         self.alpha_ = model.alpha
         self.beta_ = model.beta
-        self._n_wk = state.n_wk
-        self._n_dk = state.n_dk
-        self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta)
-        self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha)
+        self.n_samples_ = average.n_samples
+        if average.n_samples:
+            self.topic_word_ = average.topic_word()
+            self.doc_topic_ = average.doc_topic()
+        else:
+            self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta)
+            self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha).astype(np.float32)
         self.trace_ = trace
         self.rng_state_ = rng.bit_generator.state
         self.n_iter_ = last_it
@@ -222,7 +299,8 @@ class LDA(BaseEstimator):
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
         path = os.fspath(self.checkpoint_path)
         saved = ckpt.params
-        for name in ("n_topics", "doc_topic_prior", "topic_word_prior", "inference"):
+        for name in ("n_topics", "doc_topic_prior", "topic_word_prior", "inference", "sampler", "n_jobs",
+                     "burn_in", "thin", "optimize_interval", "optimize_burn_in"):
             if saved.get(name) != getattr(self, name):
                 raise InvalidParameterError(
                     f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, "
@@ -259,7 +337,7 @@ class LDA(BaseEstimator):
             random_state = self.seed_ if self.seed_ is not None else 0
         rng, _ = check_random_state(random_state, "LDA.transform")
         phi_wk = np.ascontiguousarray(self.topic_word_.T)
-        return cgs.infer_fixed_topics(rng, corpus.tokens(), phi_wk, self.alpha_, int(n_iter))
+        return infer_fixed_topics(rng, corpus.tokens(), phi_wk, self.alpha_, int(n_iter), n_threads=self.n_jobs)
 
     def top_words(self, n: int = 10) -> list[list[tuple[str, float]]]:
         """The ``n`` most probable words of each topic, as (term, phi_kw) pairs."""
@@ -281,21 +359,61 @@ class LDA(BaseEstimator):
 
     # -- persistence -------------------------------------------------------------------
     def _state_for_file(self):
-        arrays = {"n_wk": self._n_wk, "n_dk": self._n_dk, "alpha": self.alpha_}
-        return arrays, {"n_iter_": self.n_iter_, "seed_": self.seed_, "beta_": self.beta_}
+        arrays = {"topic_word": self.topic_word_, "doc_topic": self.doc_topic_, "alpha": self.alpha_}
+        extra = {"n_iter_": self.n_iter_, "seed_": self.seed_, "beta_": self.beta_, "n_samples_": self.n_samples_}
+        return arrays, extra
 
     def _restore_from_file(self, arrays, manifest):
         extra = manifest.get("extra") or {}
-        self._n_wk = np.asarray(arrays["n_wk"], dtype=np.int32)
-        self._n_dk = np.asarray(arrays["n_dk"], dtype=np.int32)
+        self.topic_word_ = np.asarray(arrays["topic_word"], dtype=np.float64)
+        self.doc_topic_ = np.asarray(arrays["doc_topic"], dtype=np.float32)
         self.alpha_ = np.asarray(arrays["alpha"], dtype=np.float64)
         self.beta_ = float(extra["beta_"])
-        if self._n_wk.shape[1] != self.alpha_.shape[0] or self._n_dk.shape[1] != self.alpha_.shape[0]:
-            raise ValueError("count tables and alpha disagree on the number of topics")
-        if self.vocabulary_ is not None and len(self.vocabulary_) != self._n_wk.shape[0]:
-            raise ValueError("vocabulary and n_wk disagree on the number of words")
-        n_k = self._n_wk.sum(axis=0)
-        self.topic_word_ = topic_word_mean(self._n_wk, n_k, self.beta_)
-        self.doc_topic_ = doc_topic_mean(self._n_dk, self.alpha_)
+        K = self.alpha_.shape[0]
+        if self.topic_word_.shape[0] != K or self.doc_topic_.shape[1] != K:
+            raise ValueError("topic_word, doc_topic and alpha disagree on the number of topics")
+        if self.vocabulary_ is not None and len(self.vocabulary_) != self.topic_word_.shape[1]:
+            raise ValueError("vocabulary and topic_word disagree on the number of words")
         self.n_iter_ = int(extra["n_iter_"])
         self.seed_ = extra.get("seed_")
+        self.n_samples_ = int(extra.get("n_samples_", 0))
+
+
+class _Algorithm:
+    """How the estimator drives one inference algorithm: init, kernel, checkpointed arrays."""
+
+    def __init__(self, init, state_cls, build_kernel):
+        self.init = init
+        self.state_cls = state_cls
+        self.build_kernel = build_kernel
+
+    def arrays_of_state(self, state) -> dict:
+        # the count tables are derived from z and are rebuilt on resume
+        return {k: v for k, v in state._asdict().items() if k not in ("n_dk", "n_wk", "n_k")}
+
+    def state_from_arrays(self, tokens, model, arrays):
+        counts = cgs.state_from_assignments(tokens, model, arrays["z"])
+        fields = {**counts._asdict(), **{k: np.array(arrays[k]) for k in self.state_cls._fields if k in arrays}}
+        return self.state_cls(**fields)
+
+
+def _algorithm(name: str) -> _Algorithm:
+    if name == "naive_gibbs":
+        from harmonium.inference.mcmc import lda_naive_gibbs as ngs
+
+        return _Algorithm(ngs.init, ngs.NaiveGibbsState, lambda est: ngs.build_kernel())
+    if name == "parallel_gibbs":
+        return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
+                          lambda est: pgs.build_kernel(sampler=est.sampler, n_threads=est.n_jobs,
+                                                       compute_log_joint=False))
+    return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
+                      lambda est: cgs.build_kernel(sampler=est.sampler, compute_log_joint=False))
+
+
+def _optimize_hyperparameters(state, model):
+    """alpha (asymmetric) and beta (symmetric) by Minka's fixed point, from the current counts."""
+    from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
+
+    alpha = optimize_alpha(state.n_dk, model.alpha)
+    beta = optimize_beta(state.n_wk, state.n_k, model.beta)
+    return make_model(model.n_topics, model.n_words, alpha, beta)

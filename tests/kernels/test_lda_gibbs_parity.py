@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from harmonium._kernels import lda_gibbs
+from harmonium._kernels import lda_gibbs, lda_infer
 from harmonium._kernels.categorical import draw_unnormalised
 from harmonium.corpus import Corpus
 from harmonium.models.directed.lda import counts_from_assignments
@@ -42,13 +42,31 @@ def reference_collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, be
     return changed
 
 
-def reference_fixed_topics_sweep(rng, doc_ptr, words, z, n_dk, phi_wk, alpha):
+def reference_fixed_topics_sweep_sparse(rng, doc_ptr, words, z, n_dk, phi_wk, alpha, initialise):
+    """Plain-numpy twin of lda_infer.fixed_topics_sweep_sparse (same buckets, same list order)."""
+    a_cum = np.cumsum(alpha[None, :] * phi_wk, axis=1)
     for d in range(len(doc_ptr) - 1):
+        dtop = [] if initialise else list(dict.fromkeys(int(k) for k in z[doc_ptr[d]:doc_ptr[d + 1]]))
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w, old = words[i], z[i]
-            n_dk[d, old] -= 1
-            new = _draw(rng, (n_dk[d] + alpha) * phi_wk[w])
+            w = words[i]
+            if not initialise:
+                old = z[i]
+                n_dk[d, old] -= 1
+                if n_dk[d, old] == 0:
+                    j = dtop.index(old)
+                    dtop[j] = dtop[-1]
+                    dtop.pop()
+            row = a_cum[w]
+            r = np.cumsum([n_dk[d, k] * phi_wk[w, k] for k in dtop]) if dtop else np.zeros(0)
+            total_r = r[-1] if len(r) else 0.0
+            u = rng.random() * (row[-1] + total_r)
+            if u < row[-1]:
+                new = int(np.searchsorted(row, u, side="right"))
+            else:
+                new = dtop[int(np.searchsorted(r, u - row[-1], side="right"))]
             z[i] = new
+            if n_dk[d, new] == 0:
+                dtop.append(new)
             n_dk[d, new] += 1
 
 
@@ -91,14 +109,19 @@ def test_collapsed_sweep_matches_reference():
             np.testing.assert_array_equal(a, b)
 
 
-def test_fixed_topics_sweep_matches_reference():
-    tokens, z, alpha, K, V = _random_problem(5)
+def test_fixed_topics_sweep_sparse_matches_reference():
+    tokens, _, alpha, K, V = _random_problem(5)
     phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
-    n_dk = counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)[0]
-    za, zb, na, nb = z.copy(), z.copy(), n_dk.copy(), n_dk.copy()
+    n_docs = len(tokens.doc_ptr) - 1
+    rows = np.arange(V, dtype=np.int32)
+    a_cum = np.empty((V, K))
+    lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
+    za, zb = np.zeros_like(tokens.words), np.zeros_like(tokens.words)
+    na, nb = np.zeros((n_docs, K), np.int32), np.zeros((n_docs, K), np.int32)
     ra, rb = np.random.default_rng(9), np.random.default_rng(9)
-    for _ in range(3):
-        lda_gibbs.fixed_topics_sweep(ra, tokens.doc_ptr, tokens.words, za, na, phi_wk, alpha, np.empty(K))
-        reference_fixed_topics_sweep(rb, tokens.doc_ptr, tokens.words, zb, nb, phi_wk, alpha)
-    np.testing.assert_array_equal(za, zb)
-    np.testing.assert_array_equal(na, nb)
+    for initialise in (True, False, False, False):
+        lda_infer.fixed_topics_sweep_sparse(ra, tokens.doc_ptr, tokens.words, za, na, phi_wk, rows, a_cum, 0, n_docs,
+                                            initialise, np.empty(K, np.int32), np.empty(K), np.zeros(K, np.uint8))
+        reference_fixed_topics_sweep_sparse(rb, tokens.doc_ptr, tokens.words, zb, nb, phi_wk, alpha, initialise)
+        np.testing.assert_array_equal(za, zb)
+        np.testing.assert_array_equal(na, nb)

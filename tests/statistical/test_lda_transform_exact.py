@@ -22,10 +22,10 @@ from numba import njit
 from scipy import stats
 from scipy.special import gammaln
 
-from harmonium._kernels import lda_gibbs
+from harmonium._kernels import lda_infer
 from harmonium._kernels.categorical import draw_unnormalised
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc.lda_collapsed_gibbs import infer_fixed_topics
+from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
 
 ALPHA_TEST = 1e-4
 K = 3
@@ -50,17 +50,19 @@ def posterior():
 
 
 @njit
-def broken_fixed_topics_sweep(rng, doc_ptr, words, z, n_dk, phi_wk, alpha, p):
-    K = alpha.shape[0]
-    for d in range(doc_ptr.shape[0] - 1):
+def broken_fixed_topics_sweep(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_cum, d_lo, d_hi,
+                              initialise, dtop, rbuf, in_doc):
+    """Off-by-one: the token's own assignment stays in n_dk while it is redrawn (O(K) draw)."""
+    K = n_dk.shape[1]
+    for d in range(d_lo, d_hi):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
-            old = z[i]
             for k in range(K):
-                p[k] = (n_dk[d, k] + alpha[k]) * phi_wk[w, k]
-            new = draw_unnormalised(rng, p, K)
+                rbuf[k] = (n_dk[d, k] + ALPHA[k]) * phi_wk[w, k]
+            new = draw_unnormalised(rng, rbuf, K)
+            if not initialise:
+                n_dk[d, z[i]] -= 1
             z[i] = new
-            n_dk[d, old] -= 1
             n_dk[d, new] += 1
 
 
@@ -72,18 +74,23 @@ def _one_sweep_hist(posterior, sweep, n_copies=40_000, seed=7):
     doc_ptr = np.arange(0, len(words) + 1, len(WORDS), dtype=np.int64)
     n_dk = np.zeros((n_copies, K), dtype=np.int32)
     np.add.at(n_dk, (np.repeat(np.arange(n_copies), len(WORDS)), z), 1)
-    sweep(rng, doc_ptr, words, z, n_dk, PHI_WK, ALPHA, np.empty(K))
+    rows = np.arange(PHI_WK.shape[0], dtype=np.int32)
+    a_cum = np.empty((rows.shape[0], K))
+    lda_infer.word_prior_tables(PHI_WK, ALPHA, rows, a_cum)
+    sweep(rng, doc_ptr, words, z, n_dk, PHI_WK, rows, a_cum, 0, n_copies, False,
+          np.empty(K, np.int32), np.empty(K), np.zeros(K, np.uint8))
     ends = np.ravel_multi_index(tuple(z.reshape(n_copies, -1).T), (K,) * len(WORDS))
     return np.bincount(ends, minlength=len(STATES))
 
 
 def test_fixed_topics_sweep_chi_square(posterior):
-    hist = _one_sweep_hist(posterior, lda_gibbs.fixed_topics_sweep)
+    hist = _one_sweep_hist(posterior, lda_infer.fixed_topics_sweep_sparse)
     assert (posterior * hist.sum()).min() >= 5
     assert stats.chisquare(hist, posterior * hist.sum()).pvalue > ALPHA_TEST
 
 
 def test_negative_control_broken_sweep_fails_chi_square(posterior):
+    # the same harness, a sweep with the off-by-one
     hist = _one_sweep_hist(posterior, broken_fixed_topics_sweep)
     assert stats.chisquare(hist, posterior * hist.sum()).pvalue < ALPHA_TEST
 
@@ -93,8 +100,10 @@ def test_transform_theta_matches_exact_posterior_mean(posterior):
     exact = posterior @ ((n + ALPHA) / (len(WORDS) + ALPHA.sum()))
     n_copies = 4000
     counts = sp.csr_matrix(np.tile(np.bincount(WORDS, minlength=3), (n_copies, 1)))
-    theta = infer_fixed_topics(np.random.default_rng(3), Corpus(counts).tokens(), PHI_WK, ALPHA, 60)
-    # copies are independent: the spread across them gives the Monte Carlo standard error
-    se = theta.std(axis=0, ddof=1) / np.sqrt(n_copies)
-    z = np.abs(theta.mean(axis=0) - exact) / se
-    assert z.max() < 4.5, (theta.mean(axis=0), exact, se)
+    for n_threads in (1, 2):  # the threaded path draws other (child) streams; both must be unbiased
+        theta = infer_fixed_topics(np.random.default_rng(3), Corpus(counts).tokens(), PHI_WK, ALPHA, 60,
+                                   n_threads=n_threads)
+        # copies are independent: the spread across them gives the Monte Carlo standard error
+        se = theta.std(axis=0, ddof=1) / np.sqrt(n_copies)
+        z = np.abs(theta.mean(axis=0) - exact) / se
+        assert z.max() < 4.5, (n_threads, theta.mean(axis=0), exact, se)

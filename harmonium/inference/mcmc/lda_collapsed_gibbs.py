@@ -155,31 +155,5 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
     return kernel
 
 
-def infer_fixed_topics(
-    rng: np.random.Generator, tokens: TokenStream, phi_wk: np.ndarray, alpha: np.ndarray, n_iter: int
-) -> np.ndarray:
-    """Topic proportions of new documents with the topics fixed (``LDA.transform``).
-
-    Draws z for the new tokens by Gibbs sampling from
-    p(z_i = k | z_-i, w, phi) ∝ (n_dk^-i + alpha_k) phi_kw, starting from a
-    sequential initialisation, and returns the posterior mean of theta
-    averaged over the second half of the ``n_iter`` sweeps:
-    theta_dk = (mean n_dk + alpha_k) / (N_d + sum alpha).
-    """
-    n_docs = tokens.doc_ptr.shape[0] - 1
-    K = alpha.shape[0]
-    z = np.zeros(tokens.words.shape[0], dtype=np.int32)
-    n_dk = np.zeros((n_docs, K), dtype=np.int32)
-    p = np.empty(K, dtype=np.float64)
-    lda_gibbs.initial_fixed_topics(rng, tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, alpha, p)
-    total = np.zeros((n_docs, K), dtype=np.float64)
-    n_kept = 0
-    keep_from = n_iter // 2
-    for it in range(n_iter):
-        lda_gibbs.fixed_topics_sweep(rng, tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, alpha, p)
-        if it >= keep_from:
-            lda_gibbs.accumulate(total, n_dk)
-            n_kept += 1
-    mean_n_dk = total / max(n_kept, 1) if n_kept else n_dk.astype(np.float64)
-    num = mean_n_dk + alpha[None, :]
-    return num / num.sum(axis=1, keepdims=True)
+# transform's sampler lives in lda_infer; re-exported while the benchmark harness moves over
+from harmonium.inference.mcmc.lda_infer import infer_fixed_topics  # noqa: E402, F401

@@ -1,0 +1,85 @@
+"""Inference of topic proportions for new documents with the topics fixed (``LDA.transform``).
+
+Gibbs sampling of the new tokens' assignments from
+
+    p(z_i = k | z_-i, w, phi) ∝ (n_dk^-i + alpha_k) phi_kw
+
+(seed 003's collapsed conditional with B known; theta_d integrated out),
+started by a sequential draw in which each token sees only the tokens before
+it. The returned estimate is the posterior mean of theta_d averaged over the
+second half of the sweeps (Rao-Blackwellised):
+theta_dk = (mean n_dk + alpha_k) / (N_d + sum alpha). Documents are
+independent given phi, so blocks of documents run on separate threads, each
+with its own child Generator: the result depends on the seed and the number
+of threads only. Each draw costs O(log K + k_d): see
+:mod:`harmonium._kernels.lda_infer`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harmonium._kernels import lda_infer
+from harmonium.corpus.corpus import TokenStream
+from harmonium.parallel.threads import child_generators, partition_documents, run_blocks
+
+
+def infer_fixed_topics(
+    rng: np.random.Generator,
+    tokens: TokenStream,
+    phi_wk: np.ndarray,
+    alpha: np.ndarray,
+    n_iter: int,
+    *,
+    n_threads: int = 1,
+    sweep=None,
+) -> np.ndarray:
+    """Posterior-mean theta (D, K) of the documents in ``tokens`` given topics ``phi_wk`` (V, K).
+
+    Parameters
+    ----------
+    rng : Generator
+    tokens : TokenStream
+    phi_wk : (V, K) float64 array
+        Word-major topic-word probabilities (phi_kw at [w, k]).
+    alpha : (K,) float64 array
+    n_iter : int
+        Sweeps after the sequential initialisation; the second half is averaged.
+    n_threads : int
+        Document blocks sampled in parallel (1: the caller's ``rng`` is used directly).
+    sweep : callable, optional
+        Replaces :func:`harmonium._kernels.lda_infer.fixed_topics_sweep_sparse`
+        (same signature); tests pass deliberately broken sweeps here.
+    """
+    sweep_fn = lda_infer.fixed_topics_sweep_sparse if sweep is None else sweep
+    phi_wk = np.ascontiguousarray(phi_wk, dtype=np.float64)
+    alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+    n_docs = tokens.doc_ptr.shape[0] - 1
+    K = alpha.shape[0]
+    rows = np.unique(tokens.words).astype(np.int32)
+    word_row = np.full(phi_wk.shape[0], -1, dtype=np.int32)
+    word_row[rows] = np.arange(rows.shape[0], dtype=np.int32)
+    a_cum = np.empty((rows.shape[0], K), dtype=np.float64)
+    lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
+    z = np.zeros(tokens.words.shape[0], dtype=np.int32)
+    n_dk = np.zeros((n_docs, K), dtype=np.int32)
+    total = np.zeros((n_docs, K), dtype=np.float64)
+    keep_from = n_iter // 2
+    n_kept = n_iter - keep_from
+
+    def work(block_rng, lo, hi):
+        dtop = np.empty(K, dtype=np.int32)
+        rbuf = np.empty(K, dtype=np.float64)
+        in_doc = np.zeros(K, dtype=np.uint8)
+        args = (tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, word_row, a_cum, lo, hi)
+        sweep_fn(block_rng, *args, True, dtop, rbuf, in_doc)
+        for it in range(n_iter):
+            sweep_fn(block_rng, *args, False, dtop, rbuf, in_doc)
+            if it >= keep_from:
+                lda_infer.accumulate_rows(total, n_dk, lo, hi)
+
+    parts = partition_documents(tokens.doc_ptr, n_threads)
+    rngs = [rng] if len(parts) == 1 else child_generators(rng, len(parts))
+    run_blocks(work, [(rngs[p], lo, hi) for p, (lo, hi) in enumerate(parts)])
+    num = total / n_kept + alpha[None, :]
+    return num / num.sum(axis=1, keepdims=True)
