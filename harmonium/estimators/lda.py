@@ -27,6 +27,7 @@ from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
 from harmonium.evaluation.perplexity import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc import lda_naive_gibbs as ngs
 from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
 from harmonium.inference.mcmc.lda_estimates import ChainAverage, keep_sample
 from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
@@ -38,6 +39,7 @@ from harmonium.models.directed.lda import (
     make_model,
     topic_word_mean,
 )
+from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
 from harmonium.parallel.seeds import check_random_state
 
 _POSITIVE = Interval("real", 0, None, "neither")
@@ -399,9 +401,7 @@ class _Algorithm:
 
 def _algorithm(name: str) -> _Algorithm:
     if name == "naive_gibbs":
-        from harmonium.inference.mcmc import lda_naive_gibbs as ngs
-
-        return _Algorithm(ngs.init, ngs.NaiveGibbsState, lambda est: ngs.build_kernel())
+        return _Algorithm(ngs.init, ngs.NaiveGibbsState, lambda est: ngs.build_kernel(compute_log_joint=False))
     if name == "parallel_gibbs":
         return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
                           lambda est: pgs.build_kernel(sampler=est.sampler, n_threads=est.n_jobs,
@@ -412,8 +412,6 @@ def _algorithm(name: str) -> _Algorithm:
 
 def _optimize_hyperparameters(state, model):
     """alpha (asymmetric) and beta (symmetric) by Minka's fixed point, from the current counts."""
-    from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
-
     alpha = optimize_alpha(state.n_dk, model.alpha)
     beta = optimize_beta(state.n_wk, state.n_k, model.beta)
     return make_model(model.n_topics, model.n_words, alpha, beta)

@@ -243,3 +243,29 @@ def test_parallel_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
     np.testing.assert_array_equal(resumed.topic_word_, straight.topic_word_)
     np.testing.assert_array_equal(resumed.doc_topic_, straight.doc_topic_)
     assert resumed.n_samples_ == straight.n_samples_ == 4
+
+
+def test_naive_gibbs_fits_and_resumes(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    kw = dict(inference="naive_gibbs", n_iter=10, evaluate_every=2, random_state=3)
+    straight = LDA(5, **kw).fit(corpus)
+    assert straight.trace_["log_joint"][-1] > straight.trace_["log_joint"][0]
+    ckpt = tmp_path / "naive.ckpt"
+    LDA(5, checkpoint_path=ckpt, **kw).fit(corpus, callback=lambda it, n, info: it == 4)
+    resumed = LDA(5, checkpoint_path=ckpt, **kw).fit(corpus, resume=True)
+    np.testing.assert_array_equal(resumed.topic_word_, straight.topic_word_)
+
+
+def test_hyperparameter_optimisation_moves_alpha_and_beta(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    kw = dict(n_iter=40, optimize_interval=10, optimize_burn_in=10, random_state=0)
+    m = LDA(5, doc_topic_prior=1.0, topic_word_prior=0.5, **kw).fit(corpus)
+    assert m.trace_["alpha_sum"][0] == 5.0 and m.trace_["beta"][0] == 0.5
+    assert m.alpha_.shape == (5,) and len(set(m.alpha_)) > 1  # asymmetric
+    assert m.alpha_.sum() < 5.0 and m.beta_ < 0.5  # the data (alpha 0.2, sparse topics) pull both down
+    ckpt = tmp_path / "opt.ckpt"
+    LDA(5, doc_topic_prior=1.0, topic_word_prior=0.5, checkpoint_path=ckpt, checkpoint_every=5, **kw).fit(
+        corpus, callback=lambda it, n, info: it == 25)
+    resumed = LDA(5, doc_topic_prior=1.0, topic_word_prior=0.5, checkpoint_path=ckpt, **kw).fit(corpus, resume=True)
+    np.testing.assert_array_equal(resumed.alpha_, m.alpha_)
+    np.testing.assert_array_equal(resumed.topic_word_, m.topic_word_)
