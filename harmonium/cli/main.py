@@ -108,7 +108,16 @@ def cli(ctx, debug):
 @click.option("--alpha", "doc_topic_prior", type=float, default=0.1, show_default=True,
               help="Dirichlet prior on theta.")
 @click.option("--beta", "topic_word_prior", type=float, default=0.01, show_default=True, help="Dirichlet prior on phi.")
-@click.option("--inference", type=click.Choice(["collapsed_gibbs"]), default="collapsed_gibbs", show_default=True)
+@click.option("--inference", type=click.Choice(["collapsed_gibbs", "parallel_gibbs", "naive_gibbs"]),
+              default="collapsed_gibbs", show_default=True)
+@click.option("--sampler", type=click.Choice(["sparse", "alias_mh", "plain"]), default="sparse", show_default=True,
+              help="How the collapsed samplers draw each topic (all exact).")
+@click.option("-j", "--n-jobs", type=int, default=1, show_default=True,
+              help="Threads for parallel_gibbs and for inference on the test documents.")
+@click.option("--burn-in", type=int, default=None, help="Sweeps before samples are averaged (default: n_iter // 2).")
+@click.option("--thin", type=int, default=5, show_default=True, help="Average every THIN-th sweep after burn-in.")
+@click.option("--optimize-interval", type=int, default=0, show_default=True,
+              help="Re-estimate alpha and beta (Minka's fixed point) every N sweeps; 0: never.")
 @click.option("--test-size", type=float, default=0.0, show_default=True,
               help="Hold out this fraction of documents and report their document-completion perplexity.")
 @click.option("--seed", type=int, default=None, help="Random seed (default: fresh entropy, recorded in the model).")
@@ -118,7 +127,8 @@ def cli(ctx, debug):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary to stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter, doc_topic_prior,
-        topic_word_prior, inference, test_size, seed, checkpoint, checkpoint_every, resume, as_json, quiet):
+        topic_word_prior, inference, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed, checkpoint,
+        checkpoint_every, resume, as_json, quiet):
     """Fit LDA to CORPUS and save the model to OUTPUT."""
     from harmonium.corpus import train_test_split
     from harmonium.estimators import LDA
@@ -129,7 +139,8 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
         data, test = train_test_split(data, test_size=test_size, random_state=0 if seed is None else seed)
     data = data.drop_empty()
     model = LDA(n_topics, doc_topic_prior=doc_topic_prior, topic_word_prior=topic_word_prior,
-                inference=inference, n_iter=n_iter, checkpoint_path=checkpoint,
+                inference=inference, sampler=sampler, n_jobs=n_jobs, burn_in=burn_in, thin=thin,
+                optimize_interval=optimize_interval, n_iter=n_iter, checkpoint_path=checkpoint,
                 checkpoint_every=checkpoint_every, random_state=seed)
     with _Progress(n_iter, "Fitting LDA", enabled=not (quiet or as_json)) as progress:
         model.fit(data, resume=resume, callback=progress)

@@ -30,7 +30,8 @@ def run(capsys, *args):
 
 def test_fit_topics_info_transform_evaluate(tsv, tmp_path, capsys):
     model = tmp_path / "m.hmn"
-    code, out, err = run(capsys, "fit", tsv, "-k", 4, "--n-iter", 20, "--seed", 1, "--test-size", 0.2,
+    code, out, err = run(capsys, "fit", tsv, "-k", 4, "--n-iter", 20, "--seed", 1, "--test-size", 0.2, "-j", 2,
+                         "--inference", "parallel_gibbs", "--optimize-interval", 5,
                          "-o", model, "--json")
     assert code == 0, err
     summary = json.loads(out)
