@@ -289,7 +289,7 @@ class LDA(BaseEstimator):
         self.n_samples_ = average.n_samples
         if average.n_samples:
             self.topic_word_ = average.topic_word()
-            self.doc_topic_ = average.doc_topic()
+            self.doc_topic_ = average.doc_topic(in_place=True)
         else:
             self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta)
             self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha).astype(np.float32)

@@ -46,10 +46,15 @@ class ChainAverage:
         phi = (self.phi_wk_sum / self.n_samples).T
         return phi / phi.sum(axis=1, keepdims=True)
 
-    def doc_topic(self) -> np.ndarray:
-        """theta_hat as a (D, K) float32 array with rows summing to one."""
-        theta = self.theta_sum / np.float32(self.n_samples)
-        return theta / theta.sum(axis=1, keepdims=True)
+    def doc_topic(self, *, in_place: bool = False) -> np.ndarray:
+        """theta_hat as a (D, K) float32 array with rows summing to one.
+
+        ``in_place=True`` normalises the running sum itself (no D x K copy; the
+        accumulator is spent afterwards).
+        """
+        theta = self.theta_sum if in_place else self.theta_sum.copy()
+        theta /= theta.sum(axis=1, keepdims=True)
+        return theta
 
     def to_arrays(self) -> dict:
         return {"rb_phi_wk_sum": self.phi_wk_sum, "rb_theta_sum": self.theta_sum}
