@@ -10,10 +10,12 @@ splits, with c_k = 1 / (n_k + V beta), into three buckets
     r = sum_{k: n_dk > 0}  n_dk beta c_k           (the document's topics)
     q = sum_{k: n_wk > 0}  (alpha_k + n_dk) n_wk c_k   (the word's topics)
 
-so that a draw costs O(k_d + k_w) instead of O(K). The draw is exact: the
-three buckets add up to the conditional term by term. ``s`` and the
-coefficients (alpha_k + n_dk) c_k are updated incrementally; s is recomputed
-from scratch every 256 documents so that rounding cannot drift.
+so that a draw costs O(k_w) plus, when it falls in the r bucket, O(k_d),
+instead of O(K). The draw is exact: the three buckets add up to the
+conditional term by term. ``s``, ``r`` and the coefficients
+(alpha_k + n_dk) c_k are updated incrementally (O(1) a token); r is
+recomputed at every document and s every 256 documents so that rounding
+cannot drift.
 
 Per-word lists of topics with n_wk > 0 live in one flat array: word w owns
 ``wtop[wptr[w] : wptr[w] + wlen[w]]``, capacity min(K, frequency of w).
@@ -60,11 +62,11 @@ def _s_total(alpha, beta, c):
 
 @njit(cache=True, nogil=True)
 def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi,
-                 wptr, wtop, wlen, c, qcoef, qbuf, rbuf, dtop, in_doc):
+                 wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
     """One systematic-scan sweep over documents d_lo..d_hi-1; returns the number of changed z.
 
-    Scratch (all length K unless noted): ``c``, ``qcoef``, ``qbuf``, ``rbuf``
-    float64; ``dtop`` int32; ``in_doc`` uint8 (all zero on entry and exit).
+    Scratch (length K): ``c``, ``qcoef``, ``qbuf`` float64; ``dtop`` int32;
+    ``in_doc`` uint8 (all zero on entry and exit).
     ``wptr`` (V+1), ``wtop``, ``wlen`` (V) must come from :func:`build_word_lists`
     on the same ``n_wk``.
     """
@@ -86,18 +88,22 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
                 in_doc[k] = 1
                 dtop[dlen] = k
                 dlen += 1
+        r = 0.0
         for j in range(dlen):
             k = dtop[j]
             qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
+            r += n_dk[d, k] * beta * c[k]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             old = z[i]
             # remove the token
             s -= alpha[old] * beta * c[old]
+            r -= n_dk[d, old] * beta * c[old]
             n_k[old] -= 1
             c[old] = 1.0 / (n_k[old] + v_beta)
             s += alpha[old] * beta * c[old]
             n_dk[d, old] -= 1
+            r += n_dk[d, old] * beta * c[old]
             if n_dk[d, old] == 0:
                 dlen = _remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
@@ -112,11 +118,6 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
                 k = wtop[base + j]
                 q += qcoef[k] * n_wk[w, k]
                 qbuf[j] = q
-            r = 0.0
-            for j in range(dlen):
-                k = dtop[j]
-                r += n_dk[d, k] * beta * c[k]
-                rbuf[j] = r
             u = rng.random() * (s + r + q)
             new = -1
             if u < q:
@@ -128,9 +129,12 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
                     new = wtop[base + wlen[w] - 1]
             elif u < q + r:
                 u -= q
+                acc = 0.0
                 for j in range(dlen):
-                    if u < rbuf[j]:
-                        new = dtop[j]
+                    k = dtop[j]
+                    acc += n_dk[d, k] * beta * c[k]
+                    if u < acc:
+                        new = k
                         break
                 if new < 0:
                     new = dtop[dlen - 1]
@@ -146,6 +150,7 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
             # add the token back with its new topic
             z[i] = new
             s -= alpha[new] * beta * c[new]
+            r -= n_dk[d, new] * beta * c[new]
             n_k[new] += 1
             c[new] = 1.0 / (n_k[new] + v_beta)
             s += alpha[new] * beta * c[new]
@@ -154,6 +159,7 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
                 dlen += 1
                 in_doc[new] = 1
             n_dk[d, new] += 1
+            r += n_dk[d, new] * beta * c[new]
             qcoef[new] = (alpha[new] + n_dk[d, new]) * c[new]
             if n_wk[w, new] == 0:
                 wtop[wptr[w] + wlen[w]] = new

@@ -105,7 +105,7 @@ def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
     np.cumsum(np.minimum(freq, K), out=wptr[1:])
     wtop = np.empty(int(wptr[-1]), dtype=np.int32)
     wlen = np.empty(V, dtype=np.int32)
-    c, qcoef, qbuf, rbuf = (np.empty(K) for _ in range(4))
+    c, qcoef, qbuf = (np.empty(K) for _ in range(3))
     dtop = np.empty(K, dtype=np.int32)
     in_doc = np.zeros(K, dtype=np.uint8)
 
@@ -113,7 +113,7 @@ def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
         build_lists(state.n_wk, wptr, wtop, wlen)
         return lda_sparse.sparse_sweep(
             rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-            model.alpha, model.beta, d_lo, d_hi, wptr, wtop, wlen, c, qcoef, qbuf, rbuf, dtop, in_doc,
+            model.alpha, model.beta, d_lo, d_hi, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc,
         )
 
     return sweep
