@@ -13,7 +13,7 @@ from .test_lda_gibbs_parity import _random_problem
 
 def reference_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
     V, K = n_wk.shape
-    wl = [[k for k in range(K) if n_wk[w, k] > 0] for w in range(V)]
+    wl = [sorted((k for k in range(K) if n_wk[w, k] > 0), key=lambda k, w=w: -n_wk[w, k]) for w in range(V)]
     c = 1.0 / (n_k + V * beta)
     for d in range(len(doc_ptr) - 1):
         dl = list(dict.fromkeys(int(k) for k in z[doc_ptr[d]:doc_ptr[d + 1]]))
