@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from harmonium._kernels import lda_stats
+
 
 def keep_sample(iteration: int, burn_in: int, thin: int) -> bool:
     """Whether sweep ``iteration`` (1-based) is retained: after ``burn_in``, every ``thin``-th."""
@@ -35,10 +37,8 @@ class ChainAverage:
 
     def add(self, n_dk, n_wk, n_k, alpha, beta: float) -> None:
         """Add the conditional posterior means of one retained sample."""
-        V = n_wk.shape[0]
-        self.phi_wk_sum += (n_wk + beta) / (n_k + V * beta)
-        num = n_dk + alpha[None, :]
-        self.theta_sum += (num / num.sum(axis=1, keepdims=True)).astype(np.float32)
+        lda_stats.accumulate_phi(self.phi_wk_sum, n_wk, n_k, float(beta))
+        lda_stats.accumulate_theta(self.theta_sum, n_dk, alpha)
         self.n_samples += 1
 
     def topic_word(self) -> np.ndarray:

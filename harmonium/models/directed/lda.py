@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
+
+from harmonium._kernels import lda_stats
 
 
 class LDAModel(NamedTuple):
@@ -56,22 +57,13 @@ def counts_from_assignments(doc_ptr, words, z, n_topics: int, n_words: int):
 
 
 def collapsed_log_joint(n_dk, n_wk, n_k, model: LDAModel) -> float:
-    """log p(w, z | alpha, beta) with theta and phi integrated out (see module docstring)."""
-    alpha, beta = model.alpha, model.beta
-    V = n_wk.shape[0]
-    n_d = n_dk.sum(axis=1)
-    doc_part = (
-        n_dk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
-        - gammaln(n_d + alpha.sum()).sum()
-        + gammaln(n_dk + alpha).sum()
-    )
-    nz = n_wk[n_wk > 0]
-    topic_part = (
-        n_k.shape[0] * gammaln(V * beta)
-        - gammaln(n_k + V * beta).sum()
-        + (gammaln(nz + beta) - gammaln(beta)).sum()
-    )
-    return float(doc_part + topic_part)
+    """log p(w, z | alpha, beta) with theta and phi integrated out (see module docstring).
+
+    Computed by :func:`harmonium._kernels.lda_stats.collapsed_log_joint`
+    without D x K temporaries; tests/kernels checks it against the scipy
+    ``gammaln`` expression of the module docstring.
+    """
+    return float(lda_stats.collapsed_log_joint(n_dk, n_wk, n_k, model.alpha, float(model.beta)))
 
 
 def topic_word_mean(n_wk, n_k, beta: float) -> np.ndarray:
