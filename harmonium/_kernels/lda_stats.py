@@ -65,3 +65,14 @@ def accumulate_theta(theta_sum, n_dk, alpha):
         inv = 1.0 / (n_d + alpha_sum)
         for k in range(K):
             theta_sum[d, k] += (n_dk[d, k] + alpha[k]) * inv
+
+
+@njit(cache=True, nogil=True)
+def count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k):
+    """Fill the (zeroed) count tables n_dk, n_wk, n_k implied by the assignments z."""
+    for d in range(doc_ptr.shape[0] - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            k = z[i]
+            n_dk[d, k] += 1
+            n_wk[words[i], k] += 1
+            n_k[k] += 1

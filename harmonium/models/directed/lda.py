@@ -44,15 +44,25 @@ def make_model(n_topics: int, n_words: int, alpha, beta: float) -> LDAModel:
     return LDAModel(a, float(beta), int(n_words))
 
 
+def doc_count_dtype(doc_ptr) -> np.dtype:
+    """int16 for n_dk while every document has fewer than 2**15 tokens, else int32.
+
+    n_dk is the largest table on corpora of many short documents (D x K);
+    int16 halves it. Counts never exceed the document's length.
+    """
+    longest = int(np.diff(doc_ptr).max()) if doc_ptr.shape[0] > 1 else 0
+    return np.dtype(np.int16) if longest < 2**15 else np.dtype(np.int32)
+
+
 def counts_from_assignments(doc_ptr, words, z, n_topics: int, n_words: int):
-    """Count tables (n_dk, n_wk, n_k) implied by topic assignments ``z`` (int32 arrays)."""
-    n_docs = doc_ptr.shape[0] - 1
-    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(doc_ptr))
-    n_dk = np.bincount(doc_of * n_topics + z, minlength=n_docs * n_topics)
-    n_wk = np.bincount(words.astype(np.int64) * n_topics + z, minlength=n_words * n_topics)
-    n_dk = n_dk.reshape(n_docs, n_topics).astype(np.int32)
-    n_wk = n_wk.reshape(n_words, n_topics).astype(np.int32)
-    n_k = n_wk.sum(axis=0, dtype=np.int64).astype(np.int32)
+    """Count tables (n_dk, n_wk, n_k) implied by topic assignments ``z``.
+
+    n_wk and n_k are int32; n_dk has the dtype of :func:`doc_count_dtype`.
+    """
+    n_dk = np.zeros((doc_ptr.shape[0] - 1, n_topics), dtype=doc_count_dtype(doc_ptr))
+    n_wk = np.zeros((n_words, n_topics), dtype=np.int32)
+    n_k = np.zeros(n_topics, dtype=np.int32)
+    lda_stats.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
     return n_dk, n_wk, n_k
 
 

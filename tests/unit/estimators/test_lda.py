@@ -269,3 +269,29 @@ def test_hyperparameter_optimisation_moves_alpha_and_beta(synthetic, tmp_path):
     resumed = LDA(5, doc_topic_prior=1.0, topic_word_prior=0.5, checkpoint_path=ckpt, **kw).fit(corpus, resume=True)
     np.testing.assert_array_equal(resumed.alpha_, m.alpha_)
     np.testing.assert_array_equal(resumed.topic_word_, m.topic_word_)
+
+
+@pytest.mark.parametrize("inference,sampler", [("collapsed_gibbs", "sparse"), ("collapsed_gibbs", "alias_mh"),
+                                               ("collapsed_gibbs", "plain"), ("naive_gibbs", "sparse")])
+def test_documents_longer_than_int16_use_int32_doc_counts(inference, sampler):
+    from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+    from harmonium.models.directed.lda import counts_from_assignments, doc_count_dtype
+
+    X = np.array([[20000, 20000, 1], [3, 0, 2]])  # document 0 has 40001 tokens
+    corpus = Corpus(X)
+    assert doc_count_dtype(corpus.tokens().doc_ptr) == np.int32
+    assert doc_count_dtype(corpus[1:].tokens().doc_ptr) == np.int16
+    m = LDA(3, inference=inference, sampler=sampler, n_iter=3, random_state=0).fit(corpus)
+    np.testing.assert_allclose(m.doc_topic_.sum(axis=1), 1.0, rtol=1e-6)
+    # the kernels keep int32 document counts consistent with z
+    from harmonium.models.directed.lda import make_model
+
+    tokens, model = corpus.tokens(), make_model(3, 3, 0.1, 0.01)
+    rng = np.random.default_rng(1)
+    state = cgs.init(rng, tokens, model)
+    assert state.n_dk.dtype == np.int32
+    if inference == "collapsed_gibbs":
+        cgs.build_kernel(sampler=sampler, compute_log_joint=False)(rng, state, tokens, model)
+        for got, want in zip(state[1:], counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, 3, 3),
+                             strict=True):
+            np.testing.assert_array_equal(got, want)
