@@ -131,6 +131,29 @@ def alias_mh_sweep(model: LDAModel, tokens: TokenStream):
 SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_sweep}
 
 
+class SweepCache:
+    """The sweeps made by ``factory(model, tokens)`` for the latest (model, tokens), reused across calls.
+
+    Building a sweep allocates its scratch (O(N + V) for the sparse and alias
+    samplers); a kernel called once per sweep should not pay that each time.
+    Only the latest pair is kept: a new model (e.g. after a hyperparameter
+    update) replaces it. ``get(..., part=p)`` keeps one sweep per worker.
+    """
+
+    def __init__(self, factory):
+        self.factory = factory
+        self.key = None
+        self.sweeps: dict = {}
+
+    def get(self, model, tokens, part: int = 0):
+        key = (id(model), id(tokens))
+        if key != self.key:
+            self.key, self.sweeps = key, {}
+        if part not in self.sweeps:
+            self.sweeps[part] = self.factory(model, tokens)
+        return self.sweeps[part]
+
+
 def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, sweep=None):
     """A kernel doing one systematic-scan sweep over all documents.
 
@@ -146,9 +169,11 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
         ``sampler`` (tests pass deliberately broken sweeps here).
     """
 
+    sweeps = SweepCache(lambda model, tokens: plain_sweep(model, tokens, compiled=sweep)
+                        if sweep is not None else SAMPLERS[sampler](model, tokens))
+
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
-        fn = plain_sweep(model, tokens, compiled=sweep) if sweep is not None else SAMPLERS[sampler](model, tokens)
-        n_changed = fn(rng, state, 0, tokens.doc_ptr.shape[0] - 1)
+        n_changed = sweeps.get(model, tokens)(rng, state, 0, tokens.doc_ptr.shape[0] - 1)
         lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 

@@ -28,6 +28,7 @@ from harmonium.inference.mcmc.lda_collapsed_gibbs import (
     SAMPLERS,
     CollapsedGibbsInfo,
     CollapsedGibbsState,
+    SweepCache,
 )
 from harmonium.inference.mcmc.lda_collapsed_gibbs import build_kernel as build_serial_kernel
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint
@@ -42,7 +43,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
     """
     if n_threads == 1:
         return build_serial_kernel(sampler=sampler, compute_log_joint=compute_log_joint)
-    make_sweep = SAMPLERS[sampler]
+    cache = SweepCache(SAMPLERS[sampler])
 
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
         parts = partition_documents(tokens.doc_ptr, n_threads)
@@ -52,7 +53,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
         locals_ = [state] + [
             CollapsedGibbsState(state.z, state.n_dk, base_wk.copy(), base_k.copy()) for _ in parts[1:]
         ]
-        sweeps = [make_sweep(model, tokens) for _ in parts]
+        sweeps = [cache.get(model, tokens, part=p) for p in range(len(parts))]
         n_changed = sum(run_blocks(lambda p, lo, hi: sweeps[p](rngs[p], locals_[p], lo, hi),
                                    [(p, lo, hi) for p, (lo, hi) in enumerate(parts)]))
         for loc in locals_[1:]:
