@@ -1,0 +1,211 @@
+"""Shared pieces of the benchmark scripts: corpora, splits, held-out scoring, memory.
+
+Every system in a comparison sees the same training token stream and is
+scored by the same code (``heldout_perplexity``), as DESIGN.md asks.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import subprocess
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+PYPI_PATH = "/work/shared/corpora/pypi-summaries.tsv.gz"
+CORPORA = ("debian", "pypi")
+
+
+def _tokenizer():
+    import harmonium
+
+    return harmonium.Tokenizer(stop_words="english", min_df=5, max_df=0.5, min_doc_length=1)
+
+
+def load_corpus(name: str, max_docs: int | None = None):
+    """The benchmark corpus ``name`` (``debian`` or ``pypi``), optionally only its first ``max_docs`` rows.
+
+    The vocabulary is learned from the rows read, with the Debian default
+    tokenizer settings (English stop words, min_df=5, max_df=0.5,
+    min_doc_length=1) for both corpora.
+    """
+    if name == "debian":
+        from harmonium.datasets import load_debian
+
+        return load_debian(n_docs=max_docs)
+    if name == "pypi":
+        from harmonium.corpus import read_corpus
+
+        return read_corpus(PYPI_PATH, format="tsv", text_column="text", tokenizer=_tokenizer(), max_rows=max_docs)
+    raise ValueError(f"unknown corpus {name!r}; one of {CORPORA}")
+
+
+@dataclass
+class Data:
+    """A corpus split for the benchmarks: training corpus and the document-completion halves of the test set."""
+
+    name: str
+    corpus: object
+    train: object
+    test: object
+    observed: object
+    held: object
+    load_s: float
+
+    @property
+    def n_train_tokens(self) -> int:
+        return int(self.train.n_tokens)
+
+    def describe(self) -> dict:
+        return {
+            "corpus": self.name,
+            "n_docs": int(self.corpus.n_docs),
+            "n_words": int(self.corpus.n_words),
+            "n_tokens": int(self.corpus.n_tokens),
+            "n_train_docs": int(self.train.n_docs),
+            "n_train_tokens": self.n_train_tokens,
+            "n_test_docs_scored": int(self.observed.n_docs),
+            "n_observed_tokens": int(self.observed.n_tokens),
+            "n_held_tokens": int(self.held.n_tokens),
+            "load_s": round(self.load_s, 3),
+        }
+
+
+def load_data(name: str, max_docs: int | None = None, *, test_size: float = 0.1, split_seed: int = 0) -> Data:
+    """Load, split 90/10 by document (seeded), and split each test document's tokens 50/50 (seeded).
+
+    Test documents with an empty observed or held-out half are dropped, as in
+    :func:`harmonium.evaluation.perplexity.document_completion`.
+    """
+    from harmonium.corpus import completion_split, train_test_split
+
+    t0 = time.perf_counter()
+    corpus = load_corpus(name, max_docs)
+    train, test = train_test_split(corpus, test_size, random_state=split_seed)
+    observed, held = completion_split(test, 0.5, random_state=split_seed)
+    keep = (observed.doc_lengths > 0) & (held.doc_lengths > 0)
+    observed, held = observed[keep], held[keep]
+    return Data(name, corpus, train, test, observed, held, time.perf_counter() - t0)
+
+
+# -- scoring --------------------------------------------------------------------------------
+def phi_from_counts(n_kw: np.ndarray, beta: float) -> np.ndarray:
+    """(K, V) topic-word posterior mean (n_kw + beta) / (n_k + V beta) from (K, V) counts."""
+    n_kw = np.asarray(n_kw, dtype=np.float64)
+    V = n_kw.shape[1]
+    return (n_kw + beta) / (n_kw.sum(axis=1, keepdims=True) + V * beta)
+
+
+def check_phi(phi: np.ndarray, K: int, V: int) -> np.ndarray:
+    phi = np.asarray(phi, dtype=np.float64)
+    if phi.shape != (K, V):
+        raise ValueError(f"phi has shape {phi.shape}, expected {(K, V)}")
+    if not np.all(np.isfinite(phi)) or np.any(phi < 0):
+        raise ValueError("phi has negative or non-finite entries")
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
+def fixed_topics_theta(phi: np.ndarray, alpha: float, observed, *, n_iter: int = 50, seed: int = 0) -> np.ndarray:
+    """theta of the observed halves by harmonium's fixed-topics Gibbs sampler (the same for every system)."""
+    from harmonium.inference.mcmc.lda_collapsed_gibbs import infer_fixed_topics
+
+    K = phi.shape[0]
+    rng = np.random.default_rng(seed)
+    alpha_vec = np.full(K, float(alpha))
+    return infer_fixed_topics(rng, observed.tokens(), np.ascontiguousarray(phi.T), alpha_vec, int(n_iter))
+
+
+def heldout_perplexity(phi: np.ndarray, alpha: float, data: Data, *, n_iter: int = 50, seed: int = 0) -> float:
+    """Document-completion perplexity of topics ``phi``: our theta inference, our scoring."""
+    from harmonium.evaluation import completion_perplexity
+
+    theta = fixed_topics_theta(phi, alpha, data.observed, n_iter=n_iter, seed=seed)
+    return float(completion_perplexity(theta, phi, data.held).perplexity)
+
+
+def perplexity_of_theta(theta: np.ndarray, phi: np.ndarray, data: Data) -> float:
+    """Perplexity of the held-out halves given a system's own theta for the observed halves."""
+    from harmonium.evaluation import completion_perplexity
+
+    theta = np.asarray(theta, dtype=np.float64)
+    theta = theta / theta.sum(axis=1, keepdims=True)
+    return float(completion_perplexity(theta, phi, data.held).perplexity)
+
+
+def doc_word_lists(corpus, terms: list[str]) -> list[list[str]]:
+    """Every document of ``corpus`` as its list of word strings, in token-stream order."""
+    ts = corpus.tokens()
+    words = ts.words
+    ptr = ts.doc_ptr
+    return [[terms[w] for w in words[ptr[d] : ptr[d + 1]].tolist()] for d in range(corpus.n_docs)]
+
+
+# -- memory ---------------------------------------------------------------------------------
+def _status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def rss_mib() -> float | None:
+    kib = _status_kib("VmRSS")
+    return None if kib is None else kib / 1024
+
+
+def hwm_mib() -> float | None:
+    """Peak resident set size (VmHWM) since the process start or the last :func:`reset_hwm`."""
+    kib = _status_kib("VmHWM")
+    return None if kib is None else kib / 1024
+
+
+def reset_hwm() -> bool:
+    """Reset VmHWM to the current RSS (Linux: write 5 to /proc/self/clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def maxrss_mib() -> float:
+    """ru_maxrss of this process over its whole life (never reset)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- provenance -----------------------------------------------------------------------------
+def machine() -> dict:
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = None
+    try:
+        with open("/proc/meminfo") as f:
+            mem = round(int(f.readline().split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "mem_gib": mem, "python": platform.python_version()}
+
+
+def git_revision(path: str) -> str | None:
+    try:
+        rev = subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", path, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True)
+        return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except OSError:
+        return None
