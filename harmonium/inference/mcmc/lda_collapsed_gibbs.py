@@ -178,7 +178,3 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 
     return kernel
-
-
-# transform's sampler lives in lda_infer; re-exported while the benchmark harness moves over
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics  # noqa: E402, F401
