@@ -83,7 +83,7 @@ def fixed_topics_sweep_sparse(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_
             u = rng.random() * (a + r)
             if a + r <= 0.0:
                 # every topic gives the word probability 0 (only with foreign phi): draw uniformly
-                new = min(int(u * 0.0 + rng.random() * K), K - 1)
+                new = min(int(rng.random() * K), K - 1)
             elif u < a:
                 new = _search(row, u)
             else:

@@ -198,6 +198,29 @@ def write_vocab_file(vocabulary: Vocabulary, path) -> None:
         f.write(text.encode("utf-8"))
 
 
+def write_optional_vocab(vocabulary: Vocabulary, vocab_path, default: str) -> None:
+    """Write the vocabulary beside a numeric corpus file: to ``default`` when ``vocab_path``
+    is None, nowhere when it is False, else to ``vocab_path``."""
+    if vocab_path is None:
+        vocab_path = default
+    if vocab_path is not False:
+        write_vocab_file(vocabulary, vocab_path)
+
+
+def read_optional_vocab(vocab_path, default: str, n_words: int, name: str) -> Vocabulary:
+    """The vocabulary of a numeric corpus file with ``n_words`` columns.
+
+    ``vocab_path`` None: the ``default`` file when it exists, else placeholder
+    terms; False: placeholder terms; a path: that file, which must exist and
+    hold ``n_words`` terms.
+    """
+    if vocab_path is None:
+        vocab_path = default if os.path.exists(default) else False
+    if vocab_path is False:
+        return Vocabulary.range(n_words)
+    return read_vocab_file(vocab_path, expected=n_words, what=f" (columns of {name})")
+
+
 # ---------------------------------------------------------------------------
 # Block-wise integer text (numeric formats)
 # ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from harmonium.corpus.formats._common import (
     parse_ints,
     read_vocab_file,
     scan,
-    write_vocab_file,
+    write_optional_vocab,
 )
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError
@@ -250,10 +250,7 @@ def write(corpus: Corpus, path, *, vocab_path=None) -> None:
     ids, labels) are not part of the format and are not written.
     """
     corpus = check_corpus(corpus, "ldac.write")
-    if vocab_path is None:
-        vocab_path = default_vocab_path(path)
-    if vocab_path is not False:
-        write_vocab_file(corpus.vocabulary, vocab_path)
+    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
     m = corpus.counts
     indptr = m.indptr
     with atomic_binary_writer(path) as f:

@@ -22,10 +22,9 @@ from harmonium.corpus.formats._common import (
     check_corpus,
     name_of,
     open_binary,
-    read_vocab_file,
-    write_vocab_file,
+    read_optional_vocab,
+    write_optional_vocab,
 )
-from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError
 
 __all__ = ["default_vocab_path", "read", "write"]
@@ -71,14 +70,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     counts = _as_csr_counts(matrix, name)
     del matrix
     n_words = counts.shape[1]
-    if vocab_path is None:
-        candidate = default_vocab_path(path)
-        vocab_path = candidate if os.path.exists(candidate) else False
-    if vocab_path is False:
-        vocabulary = Vocabulary.range(n_words)
-    else:
-        vocabulary = read_vocab_file(vocab_path, expected=n_words,
-                                      what=f" (columns of {name})")
+    vocabulary = read_optional_vocab(vocab_path, default_vocab_path(path), n_words, name)
     return Corpus(counts, vocabulary, _validated=True)
 
 
@@ -100,10 +92,7 @@ def write(corpus: Corpus, path, *, vocab_path=None) -> None:
     ids, labels) are not part of the format and are not written.
     """
     corpus = check_corpus(corpus, "mmarket.write")
-    if vocab_path is None:
-        vocab_path = default_vocab_path(path)
-    if vocab_path is not False:
-        write_vocab_file(corpus.vocabulary, vocab_path)
+    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
     with atomic_binary_writer(path) as f:
         scipy.io.mmwrite(f, corpus.counts,
                          comment=" harmonium corpus: rows are documents, columns are words",

@@ -21,10 +21,9 @@ from harmonium.corpus.formats._common import (
     atomic_binary_writer,
     check_corpus,
     name_of,
-    read_vocab_file,
-    write_vocab_file,
+    read_optional_vocab,
+    write_optional_vocab,
 )
-from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError
 
 __all__ = ["default_vocab_path", "read", "write"]
@@ -74,14 +73,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     counts = _as_csr_counts(sp.csr_matrix(matrix), name)
     del matrix
     n_words = counts.shape[1]
-    if vocab_path is None:
-        candidate = default_vocab_path(path)
-        vocab_path = candidate if os.path.exists(candidate) else False
-    if vocab_path is False:
-        vocabulary = Vocabulary.range(n_words)
-    else:
-        vocabulary = read_vocab_file(vocab_path, expected=n_words,
-                                      what=f" (columns of {name})")
+    vocabulary = read_optional_vocab(vocab_path, default_vocab_path(path), n_words, name)
     return Corpus(counts, vocabulary, _validated=True)
 
 
@@ -106,10 +98,7 @@ def write(corpus: Corpus, path, *, vocab_path=None, compressed: bool = True) -> 
     reaches 2**31-1). Each file is written to a temporary name and renamed.
     """
     corpus = check_corpus(corpus, "scipy_npz.write")
-    if vocab_path is None:
-        vocab_path = default_vocab_path(path)
-    if vocab_path is not False:
-        write_vocab_file(corpus.vocabulary, vocab_path)
+    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
     m = corpus.counts
     if not isinstance(m, sp.csr_matrix):
         m = sp.csr_matrix(m)

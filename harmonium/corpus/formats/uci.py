@@ -45,7 +45,7 @@ from harmonium.corpus.formats._common import (
     parse_ints,
     read_vocab_file,
     scan,
-    write_vocab_file,
+    write_optional_vocab,
 )
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError
@@ -251,11 +251,8 @@ def write(corpus: Corpus, path, *, vocab_path=None) -> None:
     labels and other metadata are not part of the format and are not written.
     """
     corpus = check_corpus(corpus, "uci.write")
-    if vocab_path is None:
-        vocab_path = default_vocab_path(path)
     m = corpus.counts
-    if vocab_path is not False:
-        write_vocab_file(corpus.vocabulary, vocab_path)
+    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
     with atomic_binary_writer(path) as f:
         f.write(f"{m.shape[0]}\n{m.shape[1]}\n{m.nnz}\n".encode("ascii"))
         for lo in range(0, m.nnz, WRITE_ROWS):
