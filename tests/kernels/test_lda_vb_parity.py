@@ -1,0 +1,156 @@
+"""Parity of the LDA variational kernels with plain-numpy twins (harmonium._kernels.lda_vb)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import digamma, logsumexp
+
+from harmonium._kernels import lda_vb as kv
+
+
+def _corpus(seed=0, D=7, V=11):
+    rng = np.random.default_rng(seed)
+    dense = rng.poisson(0.6, size=(D, V)).astype(np.int32)
+    dense[3] = 0  # an empty document
+    m = sp.csr_matrix(dense)
+    return m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data.astype(np.int32), dense
+
+
+def _eb(lam_wk):
+    return np.exp(digamma(lam_wk) - digamma(lam_wk.sum(axis=0)))
+
+
+def test_digamma_matches_scipy():
+    x = np.concatenate([np.geomspace(1e-8, 1e4, 400), [0.5, 1.0, 5.999, 6.0, 6.001]])
+    ours = np.array([kv.digamma(v) for v in x])
+    np.testing.assert_allclose(ours, digamma(x), rtol=1e-12, atol=1e-12)
+
+
+def test_exp_elog_beta_wordmajor():
+    lam = np.random.default_rng(1).gamma(2.0, 1.0, size=(11, 4))
+    out = np.empty_like(lam)
+    kv.exp_elog_beta_wordmajor(lam, out)
+    np.testing.assert_allclose(out, _eb(lam), rtol=1e-12)
+
+
+def _estep_twin(dense, eb, alpha, gamma, max_iter, tol):
+    K = alpha.shape[0]
+    sstats = np.zeros_like(eb)
+    for d in range(dense.shape[0]):
+        ids = np.flatnonzero(dense[d])
+        if ids.size == 0:
+            gamma[d] = alpha
+            continue
+        cts = dense[d, ids]
+        for _ in range(max_iter):
+            et = np.exp(digamma(gamma[d]) - digamma(gamma[d].sum()))
+            norm = eb[ids] @ et + 1e-100
+            new = alpha + et * ((cts / norm) @ eb[ids])
+            change = np.abs(new - gamma[d]).sum() / K
+            gamma[d] = new
+            if change < tol:
+                break
+        et = np.exp(digamma(gamma[d]) - digamma(gamma[d].sum()))
+        norm = eb[ids] @ et + 1e-100
+        sstats[ids] += (cts / norm)[:, None] * et[None, :] * eb[ids]
+    return sstats
+
+
+@pytest.mark.parametrize("tol", [1e-3, 0.0])
+def test_vb_estep_parity(tol):
+    indptr, indices, data, dense = _corpus()
+    rng = np.random.default_rng(2)
+    K = 3
+    eb = _eb(rng.gamma(1.0, 1.0, size=(dense.shape[1], K)))
+    alpha = np.array([0.1, 0.3, 0.2])
+    g0 = rng.gamma(1.0, 1.0, size=(dense.shape[0], K)) + 0.5
+    g_ref, g = g0.copy(), g0.copy()
+    ref = _estep_twin(dense, eb, alpha, g_ref, 20, tol)
+    out = np.zeros_like(eb)
+    n = kv.vb_estep(indptr, indices, data, 0, dense.shape[0], 0, eb, alpha, g, out, 20, tol, True)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-11)
+    np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-14)
+    assert n > 0
+    # sstats hold n_dw phi_dwk: their total is the number of tokens
+    assert out.sum() == pytest.approx(dense.sum(), rel=1e-12)
+
+
+def test_vb_estep_offset_rows_and_no_collect():
+    indptr, indices, data, dense = _corpus(3)
+    eb = _eb(np.random.default_rng(4).gamma(1.0, 1.0, size=(dense.shape[1], 2)))
+    alpha = np.full(2, 0.5)
+    full = np.ones((dense.shape[0], 2))
+    kv.vb_estep(indptr, indices, data, 0, dense.shape[0], 0, eb, alpha, full, np.zeros_like(eb), 30, 1e-6, False)
+    part = np.ones((3, 2))
+    kv.vb_estep(indptr, indices, data, 2, 5, 2, eb, alpha, part, np.zeros((1, 2)), 30, 1e-6, False)
+    np.testing.assert_allclose(part, full[2:5], rtol=1e-13)
+
+
+def test_vb_doc_bound_parity():
+    from scipy.special import gammaln
+
+    indptr, indices, data, dense = _corpus(5)
+    rng = np.random.default_rng(6)
+    K = 4
+    elog = np.log(_eb(rng.gamma(1.0, 1.0, size=(dense.shape[1], K))))
+    alpha = rng.gamma(1.0, 1.0, size=K)
+    gamma = rng.gamma(1.0, 1.0, size=(dense.shape[0], K)) + 0.1
+    total = 0.0
+    for d in range(dense.shape[0]):
+        elt = digamma(gamma[d]) - digamma(gamma[d].sum())
+        ids = np.flatnonzero(dense[d])
+        total += float(dense[d, ids] @ logsumexp(elt[None, :] + elog[ids], axis=1))
+        total += gammaln(alpha.sum()) - gammaln(alpha).sum() + ((alpha - gamma[d]) * elt).sum()
+        total += gammaln(gamma[d]).sum() - gammaln(gamma[d].sum())
+    ours = kv.vb_doc_bound(indptr, indices, data, 0, dense.shape[0], 0, elog, alpha, gamma)
+    assert ours == pytest.approx(total, rel=1e-12)
+
+
+def _cvb0_twin(indptr, indices, data, gamma, n_dk, n_wk, n_k, alpha, beta):
+    V = n_wk.shape[0]
+    for d in range(indptr.shape[0] - 1):
+        for j in range(indptr[d], indptr[d + 1]):
+            w, c, old = indices[j], data[j], gamma[j].astype(np.float64)
+            p = (n_wk[w] - old + beta) * (n_dk[d] - old + alpha) / (n_k - old + V * beta)
+            new = np.maximum(p, 0) / np.maximum(p, 0).sum()
+            n_dk[d] += c * (new - old)
+            n_wk[w] += c * (new - old)
+            n_k += c * (new - old)
+            gamma[j] = new
+
+
+def test_cvb0_sweep_parity_and_count_invariants():
+    indptr, indices, data, dense = _corpus(7)
+    rng = np.random.default_rng(8)
+    K = 3
+    g = rng.random((indices.shape[0], K)).astype(np.float32)
+    g /= g.sum(axis=1, keepdims=True)
+    alpha, beta = np.array([0.2, 0.1, 0.4]), 0.05
+
+    def counts(gam):
+        n_dk, n_wk, n_k = np.zeros((dense.shape[0], K)), np.zeros((dense.shape[1], K)), np.zeros(K)
+        kv.cvb0_counts(indptr, indices, data, gam, n_dk, n_wk, n_k)
+        return n_dk, n_wk, n_k
+
+    g_ref = g.astype(np.float64)
+    ref = counts(g_ref)
+    _cvb0_twin(indptr, indices, data, g_ref, *ref, alpha, beta)
+    ours = counts(g)
+    kv.cvb0_sweep(indptr, indices, data, 0, dense.shape[0], g, *ours, alpha, beta, dense.shape[1] * beta)
+    np.testing.assert_allclose(g, g_ref, rtol=2e-6, atol=1e-6)  # gamma is float32
+    for a, b in zip(ours, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # the in-place counts stay those of the responsibilities
+    for a, b in zip(ours, counts(g), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours[0].sum(axis=1), dense.sum(axis=1), rtol=1e-5)
+
+
+def test_point_log_likelihood_parity():
+    indptr, indices, data, dense = _corpus(9)
+    rng = np.random.default_rng(10)
+    theta = rng.dirichlet(np.ones(3), size=dense.shape[0])
+    phi_wk = rng.dirichlet(np.ones(dense.shape[1]), size=3).T.copy()
+    ref = float((dense * np.log(theta @ phi_wk.T)).sum())
+    ours = kv.point_log_likelihood(indptr, indices, data, 0, dense.shape[0], theta, phi_wk)
+    assert ours == pytest.approx(ref, rel=1e-12)
