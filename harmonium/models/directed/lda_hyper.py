@@ -203,3 +203,66 @@ def optimize_beta(
         if done:
             break
     return b
+
+
+def _inverse_digamma(y: np.ndarray, n_newton: int = 8) -> np.ndarray:
+    """x with psi(x) = y, by Minka's (2000, appendix C) initialisation and Newton steps."""
+    from scipy.special import polygamma
+
+    y = np.asarray(y, dtype=np.float64)
+    x = np.where(y >= -2.22, np.exp(y) + 0.5, -1.0 / (y - digamma(1.0)))
+    for _ in range(n_newton):
+        x = x - (digamma(x) - y) / polygamma(1, x)
+    return x
+
+
+def dirichlet_from_mean_log(mean_log, alpha, *, n_iter: int = 1000, tol: float = 1e-10,
+                            min_value: float = 1e-12) -> np.ndarray:
+    """Asymmetric Dirichlet parameter maximising sum_d log Dir(E[log theta_d] | alpha) (the ELBO's alpha terms).
+
+    With ``mean_log[k]`` = (1/D) sum_d E_q[log theta_dk], the alpha terms of the
+    LDA ELBO (Blei et al. 2003 appendix A.4.2) are
+    D [log G(alpha_0) - sum_k log G(alpha_k) + sum_k (alpha_k - 1) mean_log_k],
+    concave in alpha, maximised by Minka's (2000) fixed point
+    psi(alpha_k) <- psi(alpha_0) + mean_log_k.
+    """
+    m = np.asarray(mean_log, dtype=np.float64)
+    a = np.array(alpha, dtype=np.float64, ndmin=1)
+    if a.shape != m.shape or not np.all(np.isfinite(m)) or np.any(a <= 0):
+        raise InvalidParameterError(
+            f"dirichlet_from_mean_log needs alpha (> 0) and mean_log (finite) of one shape; got {a.shape}, {m.shape}."
+        )
+    for _ in range(n_iter):
+        new = np.maximum(_inverse_digamma(digamma(a.sum()) + m), min_value)
+        done = np.max(np.abs(new - a) / a) <= tol
+        a = new
+        if done:
+            break
+    return a
+
+
+def symmetric_dirichlet_from_log_sum(log_sum: float, n_dists: int, dim: int, eta: float, *,
+                                     n_iter: int = 100, tol: float = 1e-10) -> float:
+    """Symmetric Dirichlet parameter eta maximising n [log G(dim eta) - dim log G(eta)] + (eta - 1) log_sum.
+
+    ``log_sum`` = sum over the ``n_dists`` distributions and their ``dim``
+    components of E_q[log beta_kw] (the ELBO's eta terms for LDA's topics).
+    Newton's method on log eta (the objective is concave in eta).
+    """
+    from scipy.special import polygamma
+
+    x = np.log(float(eta))
+    for _ in range(n_iter):
+        e = np.exp(x)
+        grad = n_dists * dim * (digamma(dim * e) - digamma(e)) + log_sum
+        hess = n_dists * dim * (dim * polygamma(1, dim * e) - polygamma(1, e))
+        # d/dx = e * grad; d2/dx2 = e * grad + e^2 * hess (hess < 0)
+        g1 = e * grad
+        g2 = e * grad + e * e * hess
+        step = g1 / g2 if g2 < 0 else -np.sign(g1) * 0.5
+        x_new = x - np.clip(step, -2.0, 2.0)
+        done = abs(x_new - x) <= tol
+        x = x_new
+        if done:
+            break
+    return float(np.exp(x))
