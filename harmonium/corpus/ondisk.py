@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import secrets
 import struct
@@ -71,7 +72,7 @@ from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.io.atomic import atomic_write_bytes
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "build_ondisk_corpus", "open_ondisk_corpus"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "build_ondisk_corpus", "open_ondisk_corpus", "release_pages"]
 
 FORMAT = "harmonium-ondisk-corpus"
 FORMAT_VERSION = 1
@@ -479,3 +480,21 @@ def open_ondisk_corpus(directory, *, verify: bool = True) -> Corpus:
     if manifest.get("canonical") is True:
         m.has_canonical_format = True
     return Corpus(m, vocabulary, _validated=True, **meta)
+
+
+def release_pages(arr) -> bool:
+    """Drop the resident pages of a memory-mapped array from this process (``madvise(MADV_DONTNEED)``).
+
+    Streaming algorithms (online VB) read an on-disk corpus once per pass;
+    without this, every page read stays mapped and counts in the process's
+    resident set until the map is closed. The data are read-only, so the pages
+    are simply re-read from the file (or the page cache) when touched again.
+    Returns False when ``arr`` is not backed by a memory map (nothing to do).
+    """
+    base = arr
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "_mmap", None) or getattr(base, "base", None)
+    if base is None or not hasattr(mmap, "MADV_DONTNEED"):
+        return False
+    base.madvise(mmap.MADV_DONTNEED)
+    return True

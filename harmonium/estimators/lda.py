@@ -1,13 +1,15 @@
-"""The ``LDA`` estimator: latent Dirichlet allocation fitted by MCMC.
+"""The ``LDA`` estimator: latent Dirichlet allocation fitted by MCMC or variational inference.
 
-Model: :mod:`harmonium.models.directed.lda`. Algorithms (seed 003):
+Model: :mod:`harmonium.models.directed.lda`. Algorithms (seeds 003 and 004):
 
 * ``inference="collapsed_gibbs"``: :mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`
   (exact; ``sampler`` chooses how each z_i is drawn);
 * ``inference="parallel_gibbs"``: :mod:`harmonium.inference.mcmc.lda_parallel_gibbs`
   (approximate collapsed Gibbs over ``n_jobs`` threads, AD-LDA);
 * ``inference="naive_gibbs"``: :mod:`harmonium.inference.mcmc.lda_naive_gibbs`
-  (z, Theta and B drawn in turn).
+  (z, Theta and B drawn in turn);
+* ``inference="vb"``, ``"online_vb"``, ``"cvb0"``: :mod:`harmonium.inference.vi.lda_vb`
+  (batch VB, online VB, CVB0), driven by :mod:`harmonium.estimators._lda_vi`.
 
 Estimates: :mod:`harmonium.inference.mcmc.lda_estimates`; hyperparameters:
 :mod:`harmonium.models.directed.lda_hyper`.
@@ -24,6 +26,7 @@ import numpy as np
 from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
+from harmonium.estimators import _lda_vi
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
 from harmonium.evaluation.perplexity import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
@@ -54,7 +57,7 @@ def _fingerprint(corpus: Corpus) -> dict:
 
 @register
 class LDA(BaseEstimator):
-    """Latent Dirichlet allocation (Blei, Ng & Jordan 2003) fitted by collapsed Gibbs sampling.
+    """Latent Dirichlet allocation (Blei, Ng & Jordan 2003) fitted by Gibbs sampling or variational inference.
 
     Parameters
     ----------
@@ -64,19 +67,24 @@ class LDA(BaseEstimator):
         Symmetric Dirichlet prior alpha on each document's topic proportions theta_d.
     topic_word_prior : float, default 0.01
         Symmetric Dirichlet prior beta (eta in seed 003) on each topic's word distribution phi_k.
-    inference : {"collapsed_gibbs", "parallel_gibbs", "naive_gibbs"}
-        The algorithm (seed 003). ``"collapsed_gibbs"``: Theta and B integrated
-        out, exact (Griffiths & Steyvers 2004). ``"parallel_gibbs"``: the
-        approximate collapsed sampler over ``n_jobs`` threads (AD-LDA, Newman
-        et al. 2009); with ``n_jobs=1`` it is ``"collapsed_gibbs"``.
+    inference : {"collapsed_gibbs", "parallel_gibbs", "naive_gibbs", "vb", "online_vb", "cvb0"}
+        The algorithm (seeds 003 and 004). ``"collapsed_gibbs"``: Theta and B
+        integrated out, exact (Griffiths & Steyvers 2004). ``"parallel_gibbs"``:
+        the approximate collapsed sampler over ``n_jobs`` threads (AD-LDA,
+        Newman et al. 2009); with ``n_jobs=1`` it is ``"collapsed_gibbs"``.
         ``"naive_gibbs"``: z, Theta and B drawn in turn from their conditionals.
+        ``"vb"``: batch mean-field VB (Blei et al. 2003; seed 004 eqs. 4-6).
+        ``"online_vb"``: stochastic VB on mini-batches (Hoffman et al. 2010);
+        also :meth:`partial_fit`. ``"cvb0"``: zeroth-order collapsed VB
+        (Asuncion et al. 2009), the most accurate of the three in our benchmarks.
     sampler : {"sparse", "alias_mh", "plain"}, default "sparse"
         How the collapsed samplers draw each z_i, all exact: SparseLDA buckets
         (O(k_d + k_w) a token, the default: fastest as measured in
         benchmarks/RESULTS.md), alias tables with Metropolis-Hastings (O(1)),
         or the plain O(K) reference.
     n_iter : int, default 200
-        Gibbs sweeps over the training corpus.
+        Sweeps over the training corpus: Gibbs sweeps, VB or CVB0 iterations,
+        or online VB passes.
     burn_in : int or None, default None
         Sweeps discarded before samples are averaged; None means ``n_iter // 2``.
     thin : int, default 5
@@ -85,7 +93,8 @@ class LDA(BaseEstimator):
     optimize_interval : int, default 0
         Every this many sweeps (after ``optimize_burn_in``) re-estimate an
         asymmetric alpha and a symmetric beta by Minka's fixed point; 0 keeps
-        the priors fixed.
+        the priors fixed. VB maximises the ELBO's alpha and beta terms;
+        online VB counts mini-batches and moves them by rho_t.
     optimize_burn_in : int, default 50
         Sweeps before the first hyperparameter update.
     n_jobs : int, default 1
@@ -95,6 +104,23 @@ class LDA(BaseEstimator):
         Gibbs sweeps per call to :meth:`transform`; theta is averaged over the second half.
     evaluate_every : int, default 10
         Record the collapsed log joint log p(w, z) every this many sweeps (and at the last).
+    learning_decay : float, default 0.7
+        kappa in (0.5, 1] of online VB's step size rho_t = (tau0 + t)^-kappa.
+    learning_offset : float, default 10.0
+        tau0 >= 0 of the step size (down-weights the first mini-batches).
+    batch_size : int, default 256
+        Documents per online VB mini-batch.
+    total_docs : int or None, default None
+        D, the size of the stream, for online VB's scaling D / |batch|; None
+        in ``fit`` means the corpus size. :meth:`partial_fit` requires it.
+    max_doc_iter : int, default 100
+        Cap on the E-step iterations of one document (VB, online VB, and
+        :meth:`transform` of models fitted by VI).
+    doc_tol : float, default 1e-3
+        E-step stop: mean absolute change of gamma_d below this.
+    tol : float, default 0.0
+        VB and CVB0 stop when the monitored objective changes by less than
+        ``tol`` (relative) between two evaluations; 0 runs all ``n_iter``.
     checkpoint_path : str or path-like, optional
         Where to write checkpoints during ``fit``; ``fit(resume=True)`` continues from it.
     checkpoint_every : int, default 50
@@ -107,9 +133,15 @@ class LDA(BaseEstimator):
     topic_word_ : ndarray (K, V)
         Rao-Blackwellised posterior mean of phi, averaged over the retained
         samples (the final state's (n_kw + beta) / (n_k + V beta) if none).
-    doc_topic_ : float32 ndarray (D, K)
+        Variational fits: E_q[phi] = lambda / sum_w lambda.
+    topic_word_posterior_ : ndarray (K, V)
+        Variational fits only: lambda, the Dirichlet parameters of q(phi_k)
+        (CVB0: n_kw + beta).
+    doc_topic_ : float32 ndarray (D, K) or None
         Rao-Blackwellised posterior mean of theta for the training documents
         (float32: it is the largest fitted array on corpora of many documents).
+        Variational fits: E_q[theta_d]. None after online VB, which keeps no
+        per-document state.
     alpha_ : ndarray (K,)
         The final (possibly optimised) alpha; ``beta_`` the final beta.
     n_samples_ : int
@@ -120,8 +152,12 @@ class LDA(BaseEstimator):
     seed_ : int or None
         The seed that reproduces the run (None if a Generator was passed).
     trace_ : dict of lists
-        ``iteration``, ``log_joint`` (log p(w, z)), ``log_likelihood_per_token``,
+        Gibbs: ``iteration``, ``log_joint`` (log p(w, z)), ``log_likelihood_per_token``,
         ``n_changed``, ``seconds``, ``alpha_sum`` and ``beta`` at each evaluation.
+        VI: ``iteration``, ``elbo``, ``log_likelihood_per_token`` (VB: the ELBO
+        per token, a lower bound; online VB: its estimate from the current
+        mini-batch; CVB0: log p(w | theta-hat, phi-hat) per token), ``change``,
+        ``seconds``, ``alpha_sum``, ``beta``.
 
     Examples
     --------
@@ -135,7 +171,7 @@ class LDA(BaseEstimator):
         "n_topics": [Interval("int", 1, None)],
         "doc_topic_prior": [_POSITIVE],
         "topic_word_prior": [_POSITIVE],
-        "inference": [Options(("collapsed_gibbs", "parallel_gibbs", "naive_gibbs"))],
+        "inference": [Options(("collapsed_gibbs", "parallel_gibbs", "naive_gibbs", *_lda_vi.VI_INFERENCE))],
         "sampler": [Options(("sparse", "alias_mh", "plain"))],
         "n_iter": [Interval("int", 1, None)],
         "burn_in": [NONE, Interval("int", 0, None)],
@@ -145,6 +181,13 @@ class LDA(BaseEstimator):
         "n_jobs": [Interval("int", 1, None)],
         "n_transform_iter": [Interval("int", 1, None)],
         "evaluate_every": [Interval("int", 1, None)],
+        "learning_decay": [Interval("real", 0.5, 1.0, "right")],
+        "learning_offset": [Interval("real", 0, None, "left")],
+        "batch_size": [Interval("int", 1, None)],
+        "total_docs": [NONE, Interval("int", 1, None)],
+        "max_doc_iter": [Interval("int", 1, None)],
+        "doc_tol": [Interval("real", 0, None, "left")],
+        "tol": [Interval("real", 0, None, "left")],
         "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
         "checkpoint_every": [Interval("int", 1, None)],
         "random_state": [RANDOM_STATE],
@@ -166,6 +209,13 @@ class LDA(BaseEstimator):
         n_jobs: int = 1,
         n_transform_iter: int = 50,
         evaluate_every: int = 10,
+        learning_decay: float = 0.7,
+        learning_offset: float = 10.0,
+        batch_size: int = 256,
+        total_docs: int | None = None,
+        max_doc_iter: int = 100,
+        doc_tol: float = 1e-3,
+        tol: float = 0.0,
         checkpoint_path=None,
         checkpoint_every: int = 50,
         random_state=None,
@@ -183,6 +233,13 @@ class LDA(BaseEstimator):
         self.n_jobs = n_jobs
         self.n_transform_iter = n_transform_iter
         self.evaluate_every = evaluate_every
+        self.learning_decay = learning_decay
+        self.learning_offset = learning_offset
+        self.batch_size = batch_size
+        self.total_docs = total_docs
+        self.max_doc_iter = max_doc_iter
+        self.doc_tol = doc_tol
+        self.tol = tol
         self.checkpoint_path = checkpoint_path
         self.checkpoint_every = checkpoint_every
         self.random_state = random_state
@@ -224,6 +281,12 @@ class LDA(BaseEstimator):
             raise InvalidParameterError("LDA.fit(resume=True) needs checkpoint_path to be set.")
         corpus = as_corpus(X, "LDA.fit")
         self._check_training_corpus(corpus)
+        self._online_state = None
+        if self.inference in _lda_vi.VI_INFERENCE:
+            fit = _lda_vi.fit_online if self.inference == "online_vb" else _lda_vi.fit_batch
+            fit(self, corpus, _lda_vi.fingerprint(corpus), resume=resume, callback=callback)
+            return self
+        self.topic_word_posterior_ = None
         tokens = corpus.tokens()
         model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior)
         fingerprint = _fingerprint(corpus)
@@ -301,8 +364,13 @@ class LDA(BaseEstimator):
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
         path = os.fspath(self.checkpoint_path)
         saved = ckpt.params
-        for name in ("n_topics", "doc_topic_prior", "topic_word_prior", "inference", "sampler", "n_jobs",
-                     "burn_in", "thin", "optimize_interval", "optimize_burn_in"):
+        names = ("n_topics", "doc_topic_prior", "topic_word_prior", "inference", "n_jobs", "optimize_interval",
+                 "optimize_burn_in")
+        if self.inference in _lda_vi.VI_INFERENCE:
+            names += ("learning_decay", "learning_offset", "batch_size", "total_docs", "max_doc_iter", "doc_tol")
+        else:
+            names += ("sampler", "burn_in", "thin")
+        for name in names:
             if saved.get(name) != getattr(self, name):
                 raise InvalidParameterError(
                     f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, "
@@ -316,8 +384,32 @@ class LDA(BaseEstimator):
             )
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
-        """Fit, then return ``doc_topic_`` (theta of the training documents)."""
-        return self.fit(X, **fit_kwargs).doc_topic_
+        """Fit, then return ``doc_topic_`` (theta of the training documents; after online VB, ``transform(X)``)."""
+        self.fit(X, **fit_kwargs)
+        return self.doc_topic_ if self.doc_topic_ is not None else self.transform(X)
+
+    def partial_fit(self, X, y=None):
+        """Online VB updates from one chunk of a document stream (Hoffman et al. 2010).
+
+        ``X`` is split into mini-batches of ``batch_size`` documents, each one
+        step lambda <- (1 - rho_t) lambda + rho_t (beta + D/|batch| sstats)
+        with D = ``total_docs``. The first call fixes the vocabulary (a
+        Corpus's, or the column count of a matrix); later Corpus chunks are
+        matched to it by term. Works after ``fit(inference="online_vb")`` and
+        after :func:`harmonium.load` of such a model: the run continues.
+        """
+        self._validate_params()
+        if self.inference != "online_vb":
+            raise InvalidParameterError(
+                f"LDA.partial_fit needs inference='online_vb' (got {self.inference!r}); the batch algorithms "
+                "see the whole corpus at once: use fit."
+            )
+        vocabulary = getattr(self, "vocabulary_", None) if getattr(self, "n_iter_", None) is not None else None
+        corpus = as_corpus(X, "LDA.partial_fit", vocabulary)
+        if corpus.n_docs == 0:
+            raise CorpusError("LDA.partial_fit got an empty chunk (0 documents).")
+        _lda_vi.partial_fit(self, corpus)
+        return self
 
     # -- using a fitted model ---------------------------------------------------------
     def transform(self, X, *, n_iter: int | None = None, random_state=None) -> np.ndarray:
@@ -332,6 +424,8 @@ class LDA(BaseEstimator):
         """
         self._check_is_fitted()
         corpus = as_corpus(X, "LDA.transform", self.vocabulary_)
+        if getattr(self, "topic_word_posterior_", None) is not None:
+            return _lda_vi.transform(self, corpus)
         n_iter = self.n_transform_iter if n_iter is None else n_iter
         if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
             raise InvalidParameterError(f"The 'n_iter' parameter of LDA.transform must be an int >= 1. Got {n_iter!r}.")
@@ -361,19 +455,27 @@ class LDA(BaseEstimator):
 
     # -- persistence -------------------------------------------------------------------
     def _state_for_file(self):
-        arrays = {"topic_word": self.topic_word_, "doc_topic": self.doc_topic_, "alpha": self.alpha_}
+        arrays = {"topic_word": self.topic_word_, "alpha": self.alpha_}
+        if self.doc_topic_ is not None:
+            arrays["doc_topic"] = self.doc_topic_
+        if getattr(self, "topic_word_posterior_", None) is not None:
+            arrays["topic_word_posterior"] = self.topic_word_posterior_
         extra = {"n_iter_": self.n_iter_, "seed_": self.seed_, "beta_": self.beta_, "n_samples_": self.n_samples_}
         return arrays, extra
 
     def _restore_from_file(self, arrays, manifest):
         extra = manifest.get("extra") or {}
         self.topic_word_ = np.asarray(arrays["topic_word"], dtype=np.float64)
-        self.doc_topic_ = np.asarray(arrays["doc_topic"], dtype=np.float32)
+        self.doc_topic_ = np.asarray(arrays["doc_topic"], dtype=np.float32) if "doc_topic" in arrays else None
         self.alpha_ = np.asarray(arrays["alpha"], dtype=np.float64)
         self.beta_ = float(extra["beta_"])
+        lam = arrays.get("topic_word_posterior")
+        self.topic_word_posterior_ = None if lam is None else np.asarray(lam, dtype=np.float64)
         K = self.alpha_.shape[0]
-        if self.topic_word_.shape[0] != K or self.doc_topic_.shape[1] != K:
+        if self.topic_word_.shape[0] != K or (self.doc_topic_ is not None and self.doc_topic_.shape[1] != K):
             raise ValueError("topic_word, doc_topic and alpha disagree on the number of topics")
+        if self.topic_word_posterior_ is not None and self.topic_word_posterior_.shape != self.topic_word_.shape:
+            raise ValueError("topic_word_posterior and topic_word differ in shape")
         if self.vocabulary_ is not None and len(self.vocabulary_) != self.topic_word_.shape[1]:
             raise ValueError("vocabulary and topic_word disagree on the number of words")
         self.n_iter_ = int(extra["n_iter_"])

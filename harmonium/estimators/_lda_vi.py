@@ -1,0 +1,303 @@
+"""How the ``LDA`` estimator drives the variational algorithms (``inference`` in VI_INFERENCE).
+
+The algorithms live in :mod:`harmonium.inference.vi.lda_vb`; this module
+loops them (one driver, :func:`harmonium.inference.run.run`), records the
+trace, writes checkpoints and sets the fitted attributes, in the same shape
+as the Gibbs path of :mod:`harmonium.estimators.lda`:
+
+* ``topic_word_`` (K, V): the posterior mean of phi, lambda / sum_w lambda
+  (CVB0: (n_kw + beta) / (n_k + V beta));
+* ``topic_word_posterior_`` (K, V): lambda, the Dirichlet parameters of
+  q(phi_k) (CVB0: n_kw + beta), used by :meth:`LDA.transform`;
+* ``doc_topic_`` (D, K) float32: E_q[theta_d] (batch VB, CVB0). Online VB
+  keeps no per-document state (its memory does not grow with the corpus), so
+  ``doc_topic_`` is None and ``fit_transform`` runs :meth:`LDA.transform`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+
+import numpy as np
+
+from harmonium.corpus.ondisk import release_pages
+from harmonium.errors import InvalidParameterError
+from harmonium.inference.run import run
+from harmonium.inference.vi import lda_vb as vb
+from harmonium.io import load_checkpoint, save_checkpoint
+from harmonium.models.directed.lda import make_model
+from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
+from harmonium.parallel.seeds import check_random_state, generator_from_state
+
+VI_INFERENCE = ("vb", "cvb0", "online_vb")
+_TRACE_KEYS = ("iteration", "elbo", "log_likelihood_per_token", "change", "seconds", "alpha_sum", "beta")
+_RELEASE_EVERY = 64  # mini-batches between releases of a memory-mapped corpus's pages
+
+
+def fingerprint(corpus) -> dict:
+    """Size and CRC-32 of the CSR arrays, read block by block (an on-disk corpus is never loaded whole)."""
+    m = corpus.counts
+    crc = zlib.crc32(np.ascontiguousarray(m.indptr, dtype=np.int64).view(np.uint8))
+    block = 1 << 22
+    for arr in (m.indices, m.data):
+        for lo in range(0, arr.shape[0], block):
+            crc = zlib.crc32(np.ascontiguousarray(arr[lo:lo + block]).view(np.uint8), crc)
+        release_pages(arr)
+    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "nnz": int(m.indices.shape[0]),
+            "n_tokens": int(corpus.n_tokens), "crc32": crc}
+
+
+def _new_trace() -> dict:
+    return {k: [] for k in _TRACE_KEYS}
+
+
+def _record(trace, it, elbo, per_token, change, t0, model) -> None:
+    for key, value in zip(_TRACE_KEYS, (it, elbo, per_token, change, time.perf_counter() - t0,
+                                        float(model.alpha.sum()), float(model.beta)), strict=True):
+        trace[key].append(value)
+
+
+def _converged(trace: dict, tol: float) -> bool:
+    values = trace["log_likelihood_per_token"]
+    if tol <= 0 or len(values) < 2:
+        return False
+    return abs(values[-1] - values[-2]) <= tol * abs(values[-2])
+
+
+def _resume_checkpoint(est, fingerprint, resume: bool):
+    if resume and os.path.exists(est.checkpoint_path):
+        ckpt = load_checkpoint(est.checkpoint_path, expected_class="LDA")
+        est._check_checkpoint(ckpt, fingerprint)
+        return ckpt
+    return None
+
+
+def _save(est, rng, it, trace, arrays, model, fingerprint, **extra) -> None:
+    save_checkpoint(est.checkpoint_path, cls="LDA", params=est._json_params(), state_arrays={**arrays,
+                    "alpha": model.alpha}, rng=rng, iteration=it, trace=trace,
+                    extra={"corpus": fingerprint, "seed": est.seed_, "beta": model.beta, **extra})
+
+
+def _finish(est, corpus, model, lam_wk, doc_topic, trace, rng, last_it) -> None:
+    est.vocabulary_ = corpus.vocabulary
+    est.alpha_ = model.alpha
+    est.beta_ = float(model.beta)
+    est.topic_word_posterior_ = np.ascontiguousarray(lam_wk.T)
+    est.topic_word_ = est.topic_word_posterior_ / est.topic_word_posterior_.sum(axis=1, keepdims=True)
+    est.doc_topic_ = doc_topic
+    est.n_samples_ = 0
+    est.trace_ = trace
+    est.rng_state_ = rng.bit_generator.state
+    est.n_iter_ = last_it
+
+
+def _optimize_due(est, it: int) -> bool:
+    return bool(est.optimize_interval) and it > est.optimize_burn_in and it % est.optimize_interval == 0
+
+
+# -- batch VB and CVB0 -------------------------------------------------------------------------
+def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
+    """Batch VB or CVB0 for ``est.n_iter`` iterations (or until the objective changes by < ``tol``)."""
+    data = vb.VBData.from_corpus(corpus)
+    n_tokens = fingerprint["n_tokens"]
+    is_cvb0 = est.inference == "cvb0"
+    ckpt = _resume_checkpoint(est, fingerprint, resume)
+    if ckpt is not None:
+        rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
+        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"])
+        if is_cvb0:  # the running float64 counts, not a recount of the float32 gamma: resume is exact
+            state = vb.CVB0State(*(np.array(ckpt.arrays[k]) for k in vb.CVB0State._fields))
+        else:
+            state = vb.BatchVBState(np.array(ckpt.arrays["lam_wk"]), np.array(ckpt.arrays["gamma"]))
+        start, trace = int(ckpt.iteration), {k: list(v) for k, v in ckpt.trace.items()}
+    else:
+        rng, est.seed_ = check_random_state(est.random_state, "LDA")
+        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior)
+        state = vb.cvb0_init(rng, data, model) if is_cvb0 else vb.batch_init(rng, data, model)
+        start, trace = 0, _new_trace()
+
+    if is_cvb0:
+        kernel = vb.build_cvb0_kernel(n_threads=est.n_jobs)
+    else:
+        kernel = vb.build_batch_kernel(max_doc_iter=est.max_doc_iter, doc_tol=est.doc_tol, n_threads=est.n_jobs)
+    current = {"model": model}
+    t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
+
+    def objective(st, m):
+        if is_cvb0:
+            theta, phi = vb.cvb0_theta_phi(st, m)
+            ll = vb.point_log_likelihood(data, theta, np.ascontiguousarray(phi.T), est.n_jobs)
+            return float("nan"), ll / n_tokens
+        e = vb.elbo(data, st.lam_wk, st.gamma, m, est.n_jobs)
+        return e, e / n_tokens
+
+    def on_iteration(it, st, info):
+        m = current["model"]
+        if _optimize_due(est, it):
+            if is_cvb0:
+                m = make_model(m.n_topics, m.n_words, optimize_alpha(st.n_dk, m.alpha),
+                               optimize_beta(st.n_wk, st.n_k, m.beta))
+            else:
+                m = vb.update_hyperparameters(st.lam_wk, st.gamma, m)
+                # lambda = beta + sstats: move lambda with the new beta (the M-step given the new prior)
+                st.lam_wk[...] += m.beta - current["model"].beta
+            current["model"] = m
+        stop = bool(callback(it, est.n_iter, info)) if callback is not None else False
+        last = stop or it == est.n_iter
+        if it % est.evaluate_every == 0 or last:
+            e, per_token = objective(st, m)
+            _record(trace, it, e, per_token, info.change, t0, m)
+            if _converged(trace, est.tol):
+                stop = last = True
+        if est.checkpoint_path is not None and (it % est.checkpoint_every == 0 or last):
+            arrays = st._asdict()
+            _save(est, rng, it, trace, arrays, m, fingerprint)
+        return stop
+
+    state, last_it = run(rng, lambda r, st, d, _m: kernel(r, st, d, current["model"]), state, data, model,
+                         est.n_iter, start=start, callback=on_iteration)
+    model = current["model"]
+    if is_cvb0:
+        theta, _ = vb.cvb0_theta_phi(state, model)
+        lam_wk = state.n_wk + model.beta
+    else:
+        theta = state.gamma / state.gamma.sum(axis=1, keepdims=True)
+        lam_wk = state.lam_wk
+    _finish(est, corpus, model, lam_wk, theta.astype(np.float32), trace, rng, last_it)
+
+
+# -- online VB ---------------------------------------------------------------------------------
+def _batch_bounds(n_docs: int, batch_size: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + batch_size, n_docs)) for lo in range(0, n_docs, batch_size)]
+
+
+def _slice(corpus, lo: int, hi: int) -> vb.VBData:
+    """Documents lo..hi-1 as in-memory CSR arrays (copied out of a memory map, if any)."""
+    m = corpus.counts
+    a, b = int(m.indptr[lo]), int(m.indptr[hi])
+    indptr = np.asarray(m.indptr[lo:hi + 1], dtype=np.int64) - a
+    return vb.VBData(indptr, np.array(m.indices[a:b]), np.array(m.data[a:b]), corpus.n_words)
+
+
+def _online_kernel(est, total_docs: int):
+    return vb.build_online_kernel(total_docs=total_docs, tau0=est.learning_offset, kappa=est.learning_decay,
+                                  max_doc_iter=est.max_doc_iter, doc_tol=est.doc_tol, n_threads=est.n_jobs,
+                                  return_gamma=True)
+
+
+def _online_step(est, kernel, rng, state, batch, model, step: int):
+    """One mini-batch; returns (state, model, info, gamma). Hyperparameters move by rho_t, as lambda does."""
+    state, (info, gamma) = kernel(rng, state, batch, model)
+    if _optimize_due(est, step):
+        target = vb.update_hyperparameters(state.lam_wk, gamma, model)
+        rho = info.rho
+        new = make_model(model.n_topics, model.n_words, (1 - rho) * model.alpha + rho * target.alpha,
+                         (1 - rho) * model.beta + rho * target.beta)
+        state.lam_wk[...] += new.beta - model.beta
+        model = new
+    return state, model, info, gamma
+
+
+def _batch_estimate(batch, state, gamma, model, total_docs: int) -> tuple[float, float]:
+    """Hoffman et al. (2010) estimate of the ELBO from one mini-batch, and per token."""
+    scale = total_docs / max(batch.n_docs, 1)
+    docs = vb.elbo_documents(batch, state.lam_wk, model.alpha, gamma)
+    e = scale * docs + vb.elbo_global(state.lam_wk, model.beta)
+    tokens = float(batch.data.sum()) * scale
+    return e, e / max(tokens, 1.0)
+
+
+def fit_online(est, corpus, fingerprint, *, resume: bool, callback) -> None:
+    """Online VB: ``n_iter`` passes over ``corpus`` in mini-batches of ``batch_size`` documents, in order.
+
+    Steps (mini-batches) are the unit of ``evaluate_every``, ``checkpoint_every``
+    and ``optimize_interval`` here. A memory-mapped corpus is read one batch at
+    a time and its pages are released as the pass goes, so the resident memory
+    does not grow with the corpus.
+    """
+    bounds = _batch_bounds(corpus.n_docs, est.batch_size)
+    total_docs = est.total_docs or corpus.n_docs
+    n_steps = est.n_iter * len(bounds)
+    ckpt = _resume_checkpoint(est, fingerprint, resume)
+    if ckpt is not None:
+        rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
+        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"])
+        state = vb.OnlineVBState(np.array(ckpt.arrays["lam_wk"]), int(ckpt.extra["t"]))
+        trace = {k: list(v) for k, v in ckpt.trace.items()}
+    else:
+        rng, est.seed_ = check_random_state(est.random_state, "LDA")
+        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior)
+        state = vb.online_init(rng, corpus.n_words, model)
+        trace = _new_trace()
+    kernel = _online_kernel(est, total_docs)
+    t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
+    step = state.t
+    while step < n_steps:
+        lo, hi = bounds[step % len(bounds)]
+        batch = _slice(corpus, lo, hi)
+        state, model, info, gamma = _online_step(est, kernel, rng, state, batch, model, step + 1)
+        step += 1
+        stop = bool(callback(step, n_steps, info)) if callback is not None else False
+        last = stop or step == n_steps
+        if step % est.evaluate_every == 0 or last:
+            e, per_token = _batch_estimate(batch, state, gamma, model, total_docs)
+            _record(trace, step, e, per_token, info.change, t0, model)
+        if est.checkpoint_path is not None and (step % est.checkpoint_every == 0 or last):
+            _save(est, rng, step, trace, {"lam_wk": state.lam_wk}, model, fingerprint, t=state.t)
+        if step % _RELEASE_EVERY == 0:
+            release_pages(corpus.counts.indices)
+            release_pages(corpus.counts.data)
+        if stop:
+            break
+    _finish(est, corpus, model, state.lam_wk, None, trace, rng, step)
+
+
+def partial_fit(est, corpus) -> None:
+    """One online VB update per ``batch_size`` documents of ``corpus`` (a mini-batch of a stream)."""
+    if est.total_docs is None:
+        raise InvalidParameterError(
+            "LDA.partial_fit needs total_docs: the number of documents in the whole stream (D in rho_t's "
+            "update lambda = (1 - rho) lambda + rho (beta + D/|batch| sstats)). Set LDA(total_docs=...)."
+        )
+    if getattr(est, "_online_state", None) is None:
+        if getattr(est, "topic_word_posterior_", None) is not None:
+            # continue a fitted (or loaded) online model: lambda, t and the RNG are all in its attributes
+            rng = generator_from_state(est.rng_state_)
+            model = make_model(est.n_topics, len(est.vocabulary_), est.alpha_, est.beta_)
+            state = vb.OnlineVBState(np.array(est.topic_word_posterior_.T, order="C"), int(est.n_iter_))
+            est.trace_ = {k: list(v) for k, v in (est.trace_ or _new_trace()).items()}
+            elapsed = est.trace_["seconds"][-1] if est.trace_.get("seconds") else 0.0
+        else:
+            rng, est.seed_ = check_random_state(est.random_state, "LDA")
+            model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior)
+            state = vb.online_init(rng, corpus.n_words, model)
+            est.trace_ = _new_trace()
+            est.vocabulary_ = corpus.vocabulary
+            elapsed = 0.0
+        est._online_rng, est._online_state, est._online_model = rng, state, model
+        est._online_t0 = time.perf_counter() - elapsed
+    rng, state, model = est._online_rng, est._online_state, est._online_model
+    kernel = _online_kernel(est, est.total_docs)
+    for lo, hi in _batch_bounds(corpus.n_docs, est.batch_size):
+        batch = _slice(corpus, lo, hi)
+        state, model, info, gamma = _online_step(est, kernel, rng, state, batch, model, state.t + 1)
+        if state.t % est.evaluate_every == 0:
+            e, per_token = _batch_estimate(batch, state, gamma, model, est.total_docs)
+            _record(est.trace_, state.t, e, per_token, info.change, est._online_t0, model)
+    est._online_state, est._online_model = state, model
+    vocabulary = est.vocabulary_
+    _finish(est, corpus, model, state.lam_wk, None, est.trace_, rng, state.t)
+    est.vocabulary_ = vocabulary
+
+
+def transform(est, corpus) -> np.ndarray:
+    """E_q[theta_d] of new documents by the VB E-step against q(phi) = Dir(topic_word_posterior_)."""
+    data = vb.VBData.from_corpus(corpus)
+    lam_wk = np.ascontiguousarray(est.topic_word_posterior_.T)
+    eb = vb.exp_elog_beta(lam_wk)
+    gamma = vb.initial_gamma(data, est.alpha_)
+    vb.e_step(data, eb, est.alpha_, gamma, max_iter=est.max_doc_iter, tol=est.doc_tol, collect=False,
+              n_threads=est.n_jobs)
+    return gamma / gamma.sum(axis=1, keepdims=True)
