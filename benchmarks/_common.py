@@ -6,12 +6,16 @@ scored by the same code (``heldout_perplexity``), as DESIGN.md asks.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
 import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -179,6 +183,60 @@ def reset_hwm() -> bool:
 def maxrss_mib() -> float:
     """ru_maxrss of this process over its whole life (never reset)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- subprocesses and machine load ---------------------------------------------------------
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS", "RAYON_NUM_THREADS")
+
+
+def _busy_s() -> float:
+    """CPU-seconds all cores of the machine have been busy (from /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(max_cores: float, max_wait: float) -> dict:
+    """Wait (up to ``max_wait`` s) until the machine's other load is below ``max_cores`` over a 2 s sample."""
+    t0 = time.perf_counter()
+    while True:
+        b0, t = _busy_s(), time.perf_counter()
+        time.sleep(2.0)
+        load = (_busy_s() - b0) / (time.perf_counter() - t)
+        waited = time.perf_counter() - t0
+        if load <= max_cores or waited >= max_wait:
+            return {"busy_cores_before": round(load, 2), "waited_s": round(waited, 1)}
+        time.sleep(5.0)
+
+
+def run_in_subprocess(cfg: dict, timeout: float, script: str) -> dict:
+    """Run ``script --_worker CFG OUT`` with ``cfg['threads']`` threads everywhere; the worker's result plus load."""
+    env = dict(os.environ)
+    for k in THREAD_ENV:
+        env[k] = str(cfg["threads"])
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg_path, out_path = Path(tmp, "cfg.json"), Path(tmp, "out.json")
+        cfg_path.write_text(json.dumps(cfg))
+        t = time.perf_counter()
+        b0, ru0 = _busy_s(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            proc = subprocess.run([sys.executable, script, "--_worker", str(cfg_path), str(out_path)],
+                                  env=env, capture_output=True, text=True, timeout=timeout)
+            rc, err = proc.returncode, proc.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, err = "timeout", (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else ""
+        wall = time.perf_counter() - t
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        own = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+        busy = _busy_s() - b0
+        if out_path.exists():
+            res = json.loads(out_path.read_text())
+        else:
+            res = dict(cfg, error=f"worker exited with {rc}", stderr_tail=(err or "")[-3000:])
+    res["subprocess_wall_s"] = wall
+    res["subprocess_cpu_s"] = own
+    res["other_busy_cores"] = max(0.0, busy - own) / wall  # other processes' load while this run ran
+    return res
 
 
 # -- provenance -----------------------------------------------------------------------------

@@ -45,13 +45,9 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
-import resource
 import shlex
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -61,8 +57,6 @@ sys.path.insert(0, str(HERE))
 
 import _common as C  # noqa: E402
 from _peers import ALPHA, SYSTEMS, make_runner  # noqa: E402
-
-THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS", "RAYON_NUM_THREADS")
 
 
 # -- one run, in a subprocess ----------------------------------------------------------------
@@ -122,55 +116,6 @@ def worker(cfg: dict) -> dict:
         res["error"] = f"{type(exc).__name__}: {exc}"
         res["traceback"] = traceback.format_exc()
         res["maxrss_mib"] = C.maxrss_mib()
-    return res
-
-
-def _busy_s() -> float:
-    """CPU-seconds all cores of the machine have been busy (from /proc/stat)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_quiet(max_cores: float, max_wait: float) -> dict:
-    """Wait (up to ``max_wait`` s) until the machine's other load is below ``max_cores`` over a 2 s sample."""
-    t0 = time.perf_counter()
-    while True:
-        b0, t = _busy_s(), time.perf_counter()
-        time.sleep(2.0)
-        load = (_busy_s() - b0) / (time.perf_counter() - t)
-        waited = time.perf_counter() - t0
-        if load <= max_cores or waited >= max_wait:
-            return {"busy_cores_before": round(load, 2), "waited_s": round(waited, 1)}
-        time.sleep(5.0)
-
-
-def run_in_subprocess(cfg: dict, timeout: float) -> dict:
-    env = dict(os.environ)
-    for k in THREAD_ENV:
-        env[k] = str(cfg["threads"])
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg_path, out_path = Path(tmp, "cfg.json"), Path(tmp, "out.json")
-        cfg_path.write_text(json.dumps(cfg))
-        t = time.perf_counter()
-        b0, ru0 = _busy_s(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        try:
-            proc = subprocess.run([sys.executable, __file__, "--_worker", str(cfg_path), str(out_path)],
-                                  env=env, capture_output=True, text=True, timeout=timeout)
-            rc, err = proc.returncode, proc.stderr
-        except subprocess.TimeoutExpired as e:
-            rc, err = "timeout", (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else ""
-        wall = time.perf_counter() - t
-        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        own = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
-        busy = _busy_s() - b0
-        if out_path.exists():
-            res = json.loads(out_path.read_text())
-        else:
-            res = dict(cfg, error=f"worker exited with {rc}", stderr_tail=(err or "")[-3000:])
-    res["subprocess_wall_s"] = wall
-    res["subprocess_cpu_s"] = own
-    res["other_busy_cores"] = max(0.0, busy - own) / wall  # other processes' load while this run ran
     return res
 
 
@@ -333,8 +278,8 @@ def main(argv=None) -> None:
                            "transform_iters": args.transform_iters, "options": options, **meta}
                     print(f"[{time.strftime('%H:%M:%S')}] {args.corpus} K={K} {system} threads={threads} "
                           f"rep={rep} ...", end=" ", flush=True)
-                    quiet = wait_quiet(args.quiet_cores, args.max_wait)
-                    r = run_in_subprocess(cfg, args.timeout)
+                    quiet = C.wait_quiet(args.quiet_cores, args.max_wait)
+                    r = C.run_in_subprocess(cfg, args.timeout, __file__)
                     r.update(quiet)
                     records.append(r)
                     if out:

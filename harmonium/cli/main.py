@@ -81,6 +81,8 @@ class _Progress:
 
     def __call__(self, iteration, total, info):
         if self.bar is not None:
+            if total != self.bar.length:  # online VB counts mini-batches, not passes
+                self.bar.length = total
             self.bar.update(iteration - self.done)
         self.done = iteration
         return False
@@ -104,16 +106,20 @@ def cli(ctx, debug):
 @_corpus_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Model file to write.")
 @click.option("-k", "--n-topics", type=int, default=20, show_default=True)
-@click.option("--n-iter", type=int, default=200, show_default=True, help="Gibbs sweeps.")
+@click.option("--n-iter", type=int, default=200, show_default=True,
+              help="Gibbs sweeps, VB or CVB0 iterations, or online VB passes.")
 @click.option("--alpha", "doc_topic_prior", type=float, default=0.1, show_default=True,
               help="Dirichlet prior on theta.")
 @click.option("--beta", "topic_word_prior", type=float, default=0.01, show_default=True, help="Dirichlet prior on phi.")
-@click.option("--inference", type=click.Choice(["collapsed_gibbs", "parallel_gibbs", "naive_gibbs"]),
-              default="collapsed_gibbs", show_default=True)
+@click.option("--inference",
+              type=click.Choice(["collapsed_gibbs", "parallel_gibbs", "naive_gibbs", "vb", "online_vb", "cvb0"]),
+              default="collapsed_gibbs", show_default=True,
+              help="Gibbs samplers (seed 003) or variational inference: batch VB, online VB, CVB0 (seed 004).")
+@click.option("--batch-size", type=int, default=256, show_default=True, help="Documents per online VB mini-batch.")
 @click.option("--sampler", type=click.Choice(["sparse", "alias_mh", "plain"]), default="sparse", show_default=True,
               help="How the collapsed samplers draw each topic (all exact).")
 @click.option("-j", "--n-jobs", type=int, default=1, show_default=True,
-              help="Threads for parallel_gibbs and for inference on the test documents.")
+              help="Threads for parallel_gibbs, the VB E-step and CVB0, and inference on the test documents.")
 @click.option("--burn-in", type=int, default=None, help="Sweeps before samples are averaged (default: n_iter // 2).")
 @click.option("--thin", type=int, default=5, show_default=True, help="Average every THIN-th sweep after burn-in.")
 @click.option("--optimize-interval", type=int, default=0, show_default=True,
@@ -127,8 +133,8 @@ def cli(ctx, debug):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary to stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter, doc_topic_prior,
-        topic_word_prior, inference, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed, checkpoint,
-        checkpoint_every, resume, as_json, quiet):
+        topic_word_prior, inference, batch_size, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed,
+        checkpoint, checkpoint_every, resume, as_json, quiet):
     """Fit LDA to CORPUS and save the model to OUTPUT."""
     from harmonium.corpus import train_test_split
     from harmonium.estimators import LDA
@@ -139,7 +145,7 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
         data, test = train_test_split(data, test_size=test_size, random_state=0 if seed is None else seed)
     data = data.drop_empty()
     model = LDA(n_topics, doc_topic_prior=doc_topic_prior, topic_word_prior=topic_word_prior,
-                inference=inference, sampler=sampler, n_jobs=n_jobs, burn_in=burn_in, thin=thin,
+                inference=inference, batch_size=batch_size, sampler=sampler, n_jobs=n_jobs, burn_in=burn_in, thin=thin,
                 optimize_interval=optimize_interval, n_iter=n_iter, checkpoint_path=checkpoint,
                 checkpoint_every=checkpoint_every, random_state=seed)
     with _Progress(n_iter, "Fitting LDA", enabled=not (quiet or as_json)) as progress:
@@ -159,7 +165,9 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
     else:
         click.echo(f"Fitted LDA K={n_topics} on {summary['n_docs']} documents, {summary['n_tokens']} tokens, "
                    f"V={summary['n_words']} in {summary['seconds']:.1f} s (seed {summary['seed']}).")
-        click.echo(f"Training log p(w, z) per token: {summary['log_likelihood_per_token']:.4f}")
+        what = {"vb": "ELBO", "online_vb": "ELBO (mini-batch estimate)", "cvb0": "log p(w | theta, phi)"}
+        click.echo(f"Training {what.get(inference, 'log p(w, z)')} per token: "
+                   f"{summary['log_likelihood_per_token']:.4f}")
         if test is not None:
             click.echo(f"Held-out perplexity (document completion, {summary['test_docs']} documents, "
                        f"{summary['test_tokens']} tokens): {summary['heldout_perplexity']:.1f}")

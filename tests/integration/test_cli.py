@@ -108,3 +108,14 @@ def test_debug_shows_the_traceback(tmp_path):
 
     with pytest.raises(CorpusError, match="no such file"):
         main(["--debug", "fit", str(tmp_path / "missing.tsv"), "-o", str(tmp_path / "m.hmn")])
+
+
+@pytest.mark.parametrize("inference", ["vb", "online_vb", "cvb0"])
+def test_fit_by_variational_inference(tsv, tmp_path, capsys, inference):
+    model = tmp_path / f"{inference}.hmn"
+    code, out, err = run(capsys, "fit", tsv, "-k", 3, "--n-iter", 5, "--seed", 2, "--inference", inference,
+                         "--batch-size", 7, "--test-size", 0.2, "-o", model)
+    assert code == 0, err
+    assert "Training " in out and "per token" in out and "Held-out perplexity" in out
+    code, out, _ = run(capsys, "transform", model, tsv, "--json")
+    assert code == 0
