@@ -27,15 +27,29 @@ from numba import njit
 
 @njit(cache=True, nogil=True)
 def digamma(x):
-    """psi(x) for x > 0: recurrence up to x >= 10, then the asymptotic series (|error| < 1e-13)."""
-    result = 0.0
-    while x < 10.0:
-        result -= 1.0 / x
-        x += 1.0
-    inv = 1.0 / x
-    inv2 = inv * inv
-    series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 * (1.0 / 132)))))
-    return result + math.log(x) - 0.5 * inv - series
+    """psi(x) for x > 0 (|error| < 2e-13 against scipy).
+
+    Branch-free: psi(x) = psi(x + 6) - sum_{i<6} 1/(x + i), the sum taken as one
+    fraction (one division instead of six), then the asymptotic series at
+    y = x + 6 >= 6 through the y^-14 term (next term < 2e-13 at y = 6). The
+    E-step evaluates it K times per document iteration, where it dominates.
+    """
+    if x >= 1e6:  # the series alone is exact to rounding; x**6 would overflow near 1e51
+        num = 0.0
+        den = 1.0
+        y = x
+    else:
+        num = 0.0
+        den = 1.0
+        for i in range(6):
+            xi = x + i
+            num = num * xi + den
+            den = den * xi
+        y = x + 6.0
+    inv2 = 1.0 / (y * y)
+    series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (
+        1.0 / 240 - inv2 * (1.0 / 132 - inv2 * (691.0 / 32760 - inv2 * (1.0 / 12)))))))
+    return math.log(y) - 0.5 / y - series - num / den
 
 
 @njit(cache=True, nogil=True)

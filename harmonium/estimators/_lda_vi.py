@@ -84,7 +84,7 @@ def _finish(est, corpus, model, lam_wk, doc_topic, trace, rng, last_it) -> None:
     est.vocabulary_ = corpus.vocabulary
     est.alpha_ = model.alpha
     est.beta_ = float(model.beta)
-    est.topic_word_posterior_ = np.ascontiguousarray(lam_wk.T)
+    est.topic_word_posterior_ = lam_wk.T  # a view: no (K, V) copy
     est.topic_word_ = est.topic_word_posterior_ / est.topic_word_posterior_.sum(axis=1, keepdims=True)
     est.doc_topic_ = doc_topic
     est.n_samples_ = 0
@@ -191,22 +191,19 @@ def _online_step(est, kernel, rng, state, batch, model, step: int):
     """One mini-batch; returns (state, model, info, gamma). Hyperparameters move by rho_t, as lambda does."""
     state, (info, gamma) = kernel(rng, state, batch, model)
     if _optimize_due(est, step):
-        target = vb.update_hyperparameters(state.lam_wk, gamma, model)
+        target = vb.update_hyperparameters(vb.online_lambda(state), gamma, model)
         rho = info.rho
         new = make_model(model.n_topics, model.n_words, (1 - rho) * model.alpha + rho * target.alpha,
                          (1 - rho) * model.beta + rho * target.beta)
-        state.lam_wk[...] += new.beta - model.beta
+        state = vb.online_shift_beta(state, new.beta - model.beta)
         model = new
     return state, model, info, gamma
 
 
-def _batch_estimate(batch, state, gamma, model, total_docs: int) -> tuple[float, float]:
-    """Hoffman et al. (2010) estimate of the ELBO from one mini-batch, and per token."""
-    scale = total_docs / max(batch.n_docs, 1)
-    docs = vb.elbo_documents(batch, state.lam_wk, model.alpha, gamma)
-    e = scale * docs + vb.elbo_global(state.lam_wk, model.beta)
-    tokens = float(batch.data.sum()) * scale
-    return e, e / max(tokens, 1.0)
+def _batch_estimate(batch, state, gamma, model) -> tuple[float, float]:
+    """The mini-batch's document terms of the ELBO, and per token (the topics' O(VK) terms are left out)."""
+    docs = vb.batch_bound(batch, state, gamma, model.alpha)
+    return float("nan"), docs / max(float(batch.data.sum()), 1.0)
 
 
 def fit_online(est, corpus, fingerprint, *, resume: bool, callback) -> None:
@@ -224,7 +221,8 @@ def fit_online(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     if ckpt is not None:
         rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
         model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"])
-        state = vb.OnlineVBState(np.array(ckpt.arrays["lam_wk"]), int(ckpt.extra["t"]))
+        state = vb.OnlineVBState(np.array(ckpt.arrays["u_wk"]), float(ckpt.extra["c"]), float(ckpt.extra["b"]),
+                                 np.array(ckpt.arrays["usum"]), int(ckpt.extra["t"]))
         trace = {k: list(v) for k, v in ckpt.trace.items()}
     else:
         rng, est.seed_ = check_random_state(est.random_state, "LDA")
@@ -242,16 +240,17 @@ def fit_online(est, corpus, fingerprint, *, resume: bool, callback) -> None:
         stop = bool(callback(step, n_steps, info)) if callback is not None else False
         last = stop or step == n_steps
         if step % est.evaluate_every == 0 or last:
-            e, per_token = _batch_estimate(batch, state, gamma, model, total_docs)
+            e, per_token = _batch_estimate(batch, state, gamma, model)
             _record(trace, step, e, per_token, info.change, t0, model)
         if est.checkpoint_path is not None and (step % est.checkpoint_every == 0 or last):
-            _save(est, rng, step, trace, {"lam_wk": state.lam_wk}, model, fingerprint, t=state.t)
+            _save(est, rng, step, trace, {"u_wk": state.u_wk, "usum": state.usum}, model, fingerprint, t=state.t,
+                  c=state.c, b=state.b)
         if step % _RELEASE_EVERY == 0:
             release_pages(corpus.counts.indices)
             release_pages(corpus.counts.data)
         if stop:
             break
-    _finish(est, corpus, model, state.lam_wk, None, trace, rng, step)
+    _finish(est, corpus, model, vb.online_lambda(state, in_place=True), None, trace, rng, step)
 
 
 def partial_fit(est, corpus) -> None:
@@ -266,7 +265,7 @@ def partial_fit(est, corpus) -> None:
             # continue a fitted (or loaded) online model: lambda, t and the RNG are all in its attributes
             rng = generator_from_state(est.rng_state_)
             model = make_model(est.n_topics, len(est.vocabulary_), est.alpha_, est.beta_)
-            state = vb.OnlineVBState(np.array(est.topic_word_posterior_.T, order="C"), int(est.n_iter_))
+            state = vb.online_state_from_lambda(np.array(est.topic_word_posterior_.T, order="C"), est.n_iter_)
             est.trace_ = {k: list(v) for k, v in (est.trace_ or _new_trace()).items()}
             elapsed = est.trace_["seconds"][-1] if est.trace_.get("seconds") else 0.0
         else:
@@ -284,11 +283,12 @@ def partial_fit(est, corpus) -> None:
         batch = _slice(corpus, lo, hi)
         state, model, info, gamma = _online_step(est, kernel, rng, state, batch, model, state.t + 1)
         if state.t % est.evaluate_every == 0:
-            e, per_token = _batch_estimate(batch, state, gamma, model, est.total_docs)
+            e, per_token = _batch_estimate(batch, state, gamma, model)
             _record(est.trace_, state.t, e, per_token, info.change, est._online_t0, model)
+    state = vb.online_fold(state)  # u_wk is lambda now; the fitted attributes view it
     est._online_state, est._online_model = state, model
     vocabulary = est.vocabulary_
-    _finish(est, corpus, model, state.lam_wk, None, est.trace_, rng, state.t)
+    _finish(est, corpus, model, state.u_wk, None, est.trace_, rng, state.t)
     est.vocabulary_ = vocabulary
 
 

@@ -141,10 +141,10 @@ def _online_targets(scale_fix=1.0):
     targets = []
     for d in range(D):
         batch = vb.VBData.from_corpus(CORPUS[[d]])
-        st, info = kernel(None, vb.OnlineVBState(lam0.copy(), 4), batch, model)
+        st, info = kernel(None, vb.online_state_from_lambda(lam0.copy(), 4), batch, model)
         rho = vb.step_size(5, 3.0, 0.8)
         assert info.rho == rho
-        targets.append((st.lam_wk - (1 - rho) * lam0) / rho)
+        targets.append((vb.online_lambda(st) - (1 - rho) * lam0) / rho)
     full = vb.build_batch_kernel(doc_tol=0.0, max_doc_iter=200)
     gamma = vb.initial_gamma(DATA, model.alpha)
     batch_state, _ = full(None, vb.BatchVBState(lam0.copy(), gamma), DATA, model)
@@ -161,15 +161,33 @@ def test_online_negative_control_wrong_scale():
     assert np.abs(mean_target - batch_lam).max() > 0.1
 
 
+def test_lazy_online_steps_equal_the_dense_update():
+    """Many steps of the row-sparse kernel equal lambda <- (1 - rho) lambda + rho (beta + D/S sstats) done densely."""
+    model = make_model(2, 4, [0.3, 0.8], 0.4)
+    lam0 = np.random.default_rng(7).gamma(2.0, 1.0, size=(4, 2))
+    kernel = vb.build_online_kernel(total_docs=30, tau0=0.5, kappa=0.6)
+    state, dense = vb.online_state_from_lambda(lam0.copy(), 0), lam0.copy()
+    for t in range(1, 40):
+        batch = vb.VBData.from_corpus(CORPUS[[t % 3]])
+        eb = vb.exp_elog_beta(dense)
+        gamma = vb.initial_gamma(batch, model.alpha)
+        sstats, _ = vb.e_step(batch, eb, model.alpha, gamma, max_iter=100, tol=1e-3, collect=True)
+        rho = vb.step_size(t, 0.5, 0.6)
+        dense = (1 - rho) * dense + rho * (model.beta + 30 * sstats)
+        state, _ = kernel(None, state, batch, model)
+    np.testing.assert_allclose(vb.online_lambda(state), dense, rtol=1e-10)
+    np.testing.assert_allclose(state.c * state.usum + 4 * state.b, dense.sum(axis=0), rtol=1e-10)
+
+
 def test_online_first_full_step_with_tau0_zero_is_a_batch_step():
     model = make_model(2, 4, 0.5, 0.2)
     lam0 = np.random.default_rng(6).gamma(2.0, 1.0, size=(4, 2))
     online = vb.build_online_kernel(total_docs=DATA.n_docs, tau0=0.0, kappa=0.7)
-    st, info = online(None, vb.OnlineVBState(lam0.copy(), 0), DATA, model)
+    st, info = online(None, vb.online_state_from_lambda(lam0.copy(), 0), DATA, model)
     assert info.rho == 1.0
     batch, _ = vb.build_batch_kernel()(None, vb.BatchVBState(lam0.copy(), vb.initial_gamma(DATA, model.alpha)),
                                        DATA, model)
-    np.testing.assert_allclose(st.lam_wk, batch.lam_wk, rtol=1e-13)
+    np.testing.assert_allclose(vb.online_lambda(st), batch.lam_wk, rtol=1e-13)
 
 
 # -- CVB0 -----------------------------------------------------------------------------------------

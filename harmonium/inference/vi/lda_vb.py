@@ -67,7 +67,12 @@ class BatchVBState(NamedTuple):
 
 
 class OnlineVBState(NamedTuple):
-    lam_wk: np.ndarray  # (V, K) float64
+    """lambda = c * u_wk + b, so that a step touches only the batch's rows (see build_online_kernel)."""
+
+    u_wk: np.ndarray  # (V, K) float64
+    c: float
+    b: float
+    usum: np.ndarray  # (K,) column sums of u_wk
     t: int  # mini-batches seen so far; the next step uses rho_{t+1}
 
 
@@ -211,7 +216,34 @@ def build_batch_kernel(*, max_doc_iter: int = 100, doc_tol: float = 1e-3, n_thre
 
 # -- online VB -------------------------------------------------------------------------------
 def online_init(rng: np.random.Generator, n_words: int, model: LDAModel) -> OnlineVBState:
-    return OnlineVBState(random_lambda(rng, n_words, model.n_topics), 0)
+    u = random_lambda(rng, n_words, model.n_topics)
+    return OnlineVBState(u, 1.0, 0.0, u.sum(axis=0), 0)
+
+
+def online_state_from_lambda(lam_wk: np.ndarray, t: int) -> OnlineVBState:
+    """The online state whose lambda is ``lam_wk`` (taken over, not copied), after ``t`` mini-batches."""
+    return OnlineVBState(lam_wk, 1.0, 0.0, lam_wk.sum(axis=0), int(t))
+
+
+def online_lambda(state: OnlineVBState, *, in_place: bool = False) -> np.ndarray:
+    """lambda = c u + b as a (V, K) array; ``in_place`` writes it into ``state.u_wk`` (the state is then spent)."""
+    if in_place:
+        u = state.u_wk
+        u *= state.c
+        u += state.b
+        return u
+    return state.c * state.u_wk + state.b
+
+
+def online_fold(state: OnlineVBState) -> OnlineVBState:
+    """The same state with c = 1 and b = 0, so that ``u_wk`` is lambda itself (in place on ``u_wk``)."""
+    u = online_lambda(state, in_place=True)
+    return OnlineVBState(u, 1.0, 0.0, u.sum(axis=0), state.t)
+
+
+def online_shift_beta(state: OnlineVBState, delta: float) -> OnlineVBState:
+    """Add ``delta`` to every lambda_kw (the M-step's response to a new beta)."""
+    return state._replace(b=state.b + delta)
 
 
 def step_size(t: int, tau0: float, kappa: float) -> float:
@@ -219,33 +251,66 @@ def step_size(t: int, tau0: float, kappa: float) -> float:
     return float((tau0 + t) ** (-kappa))
 
 
+def local_batch(data: VBData) -> tuple[np.ndarray, VBData]:
+    """The batch's distinct word ids, and the batch with its word ids renumbered 0..n_ids-1."""
+    ids, local = np.unique(data.indices, return_inverse=True)
+    return ids, VBData(data.indptr, local.astype(np.int32), data.data, ids.shape[0])
+
+
 def build_online_kernel(*, total_docs: int, tau0: float = 10.0, kappa: float = 0.7, max_doc_iter: int = 100,
                         doc_tol: float = 1e-3, n_threads: int = 1, return_gamma: bool = False):
     """One online VB step on a mini-batch ``data`` of a corpus of ``total_docs`` documents.
 
-    ``lambda`` is updated in place. With ``return_gamma`` the info is
-    ``(VBInfo, gamma)`` so the caller can update alpha from the batch.
+    lambda is kept as c u + b (scalars c, b; ``u`` updated in place) so that
+    the step lambda <- (1 - rho) lambda + rho (beta + D/S sstats) touches only
+    the rows of the words in the batch: c <- (1 - rho) c,
+    b <- (1 - rho) b + rho beta, u[batch words] += rho D/S sstats / c. A step
+    costs O(batch entries x K) instead of O(V K), and no (V, K) temporary is
+    made. The column sums sum_w lambda_kw (for E log phi) are kept alongside.
+    With ``return_gamma`` the info is ``(VBInfo, gamma)``.
     """
 
     def kernel(rng, state: OnlineVBState, data: VBData, model: LDAModel):
-        eb = exp_elog_beta(state.lam_wk)
-        gamma = initial_gamma(data, model.alpha)
-        sstats, iters = e_step(data, eb, model.alpha, gamma, max_iter=max_doc_iter, tol=doc_tol, collect=True,
+        from scipy.special import digamma
+
+        ids, local = local_batch(data)
+        V = state.u_wk.shape[0]
+        colsum = state.c * state.usum + V * state.b
+        lam_rows = state.c * state.u_wk[ids] + state.b
+        eb = np.exp(digamma(lam_rows) - digamma(colsum))
+        gamma = initial_gamma(local, model.alpha)
+        sstats, iters = e_step(local, eb, model.alpha, gamma, max_iter=max_doc_iter, tol=doc_tol, collect=True,
                                n_threads=n_threads)
-        rho = step_size(state.t + 1, tau0, kappa)
+        t = state.t + 1
+        rho = step_size(t, tau0, kappa)
         scale = total_docs / max(data.n_docs, 1)
-        lam = state.lam_wk
-        before = float(lam.mean())
-        # lambda <- (1 - rho) lambda + rho (beta + scale * sstats), in place
-        lam *= 1.0 - rho
-        sstats *= rho * scale
-        lam += sstats
-        lam += rho * model.beta
-        info = VBInfo(iters / max(data.n_docs, 1), abs(float(lam.mean()) - before) / before, rho)
-        new_state = OnlineVBState(lam, state.t + 1)
+        u, c, usum = state.u_wk, (1.0 - rho) * state.c, state.usum
+        if c < 1e-100:  # fold the scale into u (rho = 1 makes c zero: the old lambda is forgotten)
+            u *= c
+            c = 1.0
+            usum = u.sum(axis=0)
+        sstats *= rho * scale / c
+        u[ids] += sstats
+        usum = usum + sstats.sum(axis=0)
+        if t % 1024 == 0:  # re-add the column sums exactly now and then
+            usum = u.sum(axis=0)
+        b = (1.0 - rho) * state.b + rho * model.beta
+        change = float(np.abs(c * u[ids] + b - lam_rows).mean() / lam_rows.mean())
+        info = VBInfo(iters / max(data.n_docs, 1), change, rho)
+        new_state = OnlineVBState(u, c, b, usum, t)
         return new_state, ((info, gamma) if return_gamma else info)
 
     return kernel
+
+
+def batch_bound(data: VBData, state: OnlineVBState, gamma: np.ndarray, alpha: np.ndarray) -> float:
+    """Document terms of the ELBO for one mini-batch (rows of the batch's words only): the online monitor."""
+    from scipy.special import digamma
+
+    ids, local = local_batch(data)
+    V = state.u_wk.shape[0]
+    elog = digamma(state.c * state.u_wk[ids] + state.b) - digamma(state.c * state.usum + V * state.b)
+    return float(kv.vb_doc_bound(local.indptr, local.indices, local.data, 0, local.n_docs, 0, elog, alpha, gamma))
 
 
 # -- CVB0 ------------------------------------------------------------------------------------

@@ -114,7 +114,8 @@ def test_partial_fit_equals_one_online_pass_and_survives_save_load(split, tmp_pa
     stream = LDA(5, total_docs=train.n_docs, **kw)
     for lo in range(0, train.n_docs, 200):
         stream.partial_fit(train[lo:lo + 200])
-    np.testing.assert_array_equal(stream.topic_word_posterior_, one_pass.topic_word_posterior_)
+    # partial_fit folds lambda = c u + b back into one array after each chunk: equal up to rounding
+    np.testing.assert_allclose(stream.topic_word_posterior_, one_pass.topic_word_posterior_, rtol=1e-12)
     assert stream.n_iter_ == one_pass.n_iter_ == -(-train.n_docs // 50)
     # stop half-way, save, load and go on: the same as never stopping
     part = LDA(5, total_docs=train.n_docs, **kw)
@@ -124,7 +125,7 @@ def test_partial_fit_equals_one_online_pass_and_survives_save_load(split, tmp_pa
     cont = harmonium.load(tmp_path / "half.hmn")
     for lo in range(400, train.n_docs, 200):
         cont.partial_fit(train[lo:lo + 200])
-    np.testing.assert_array_equal(cont.topic_word_posterior_, one_pass.topic_word_posterior_)
+    np.testing.assert_array_equal(cont.topic_word_posterior_, stream.topic_word_posterior_)
 
 
 def test_online_fit_on_an_ondisk_corpus_equals_in_memory(split, tmp_path):
