@@ -155,8 +155,9 @@ class LDA(BaseEstimator):
         Gibbs: ``iteration``, ``log_joint`` (log p(w, z)), ``log_likelihood_per_token``,
         ``n_changed``, ``seconds``, ``alpha_sum`` and ``beta`` at each evaluation.
         VI: ``iteration``, ``elbo``, ``log_likelihood_per_token`` (VB: the ELBO
-        per token, a lower bound; online VB: its estimate from the current
-        mini-batch; CVB0: log p(w | theta-hat, phi-hat) per token), ``change``,
+        per token, a lower bound; online VB: the current mini-batch's document
+        terms of the ELBO per token, ``elbo`` NaN, since the topics' terms cost
+        O(VK); CVB0: log p(w | theta-hat, phi-hat) per token), ``change``,
         ``seconds``, ``alpha_sum``, ``beta``.
 
     Examples
