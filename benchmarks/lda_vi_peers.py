@@ -119,8 +119,8 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
             clock += time.perf_counter() - t
             if step % every == 0 or step == n_steps:
                 trace.append({"iteration": step / len(bounds), "train_s": clock,
-                              "perplexity": evaluate(_normalise(state.lam_wk))})
-        return trace, _normalise(state.lam_wk)
+                              "perplexity": evaluate(_normalise(vb.online_lambda(state)))})
+        return trace, _normalise(vb.online_lambda(state))
     data = vb.VBData.from_corpus(train)
     t = time.perf_counter()
     if inference == "cvb0":
