@@ -126,8 +126,16 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
     if inference == "cvb0":
         state, kernel = vb.cvb0_init(rng, data, model), vb.build_cvb0_kernel(n_threads=threads)
     else:
+        from harmonium.estimators._lda_vi import RESTART_ITERATIONS
+
         state = vb.batch_init(rng, data, model)
-        kernel = vb.build_batch_kernel(max_doc_iter=est.max_doc_iter, doc_tol=est.doc_tol, n_threads=threads)
+        kernels = [vb.build_batch_kernel(max_doc_iter=est.max_doc_iter, doc_tol=est.doc_tol, n_threads=threads,
+                                         warm_start=w) for w in (False, True)]
+        calls = [0]
+
+        def kernel(r, st, d, m):  # the estimator's schedule: restarts, then warm starts
+            calls[0] += 1
+            return kernels[calls[0] > RESTART_ITERATIONS](r, st, d, m)
     clock += time.perf_counter() - t
     marks = _eval_marks(n_iter, opts.get("eval_every", 5))
     for it in range(1, n_iter + 1):
