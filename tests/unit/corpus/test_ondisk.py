@@ -244,3 +244,15 @@ def test_large_nnz_layout_stores_int64_indices(tmp_path, monkeypatch):
     monkeypatch.undo()
     with pytest.raises(CorpusError, match="expected int32"):
         open_ondisk_corpus(tmp_path)  # int64 indices where int32 belong: refused
+
+
+def test_release_pages_keeps_the_data(tmp_path):
+    from harmonium.corpus.ondisk import release_pages
+
+    rng = np.random.default_rng(3)
+    dense = rng.poisson(0.5, size=(30, 9))
+    build_ondisk_corpus([sp.csr_matrix(dense[:15]), sp.csr_matrix(dense[15:])], tmp_path, [f"w{i}" for i in range(9)])
+    c = open_ondisk_corpus(tmp_path)
+    assert release_pages(c.counts.data) and release_pages(c.counts.indices[5:])
+    assert not release_pages(np.arange(4))
+    np.testing.assert_array_equal(c.counts.toarray(), dense)  # pages are read again from the file
