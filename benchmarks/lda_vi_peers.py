@@ -101,7 +101,9 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
     from harmonium.models.directed.lda import make_model
 
     inference = system.split("-", 1)[1]
-    est = LDA(K, inference=inference, doc_topic_prior=ALPHA, topic_word_prior=BETA, n_jobs=threads, **opts)
+    harness_only = ("evals_per_pass", "eval_every", "memmap")
+    est = LDA(K, inference=inference, doc_topic_prior=ALPHA, topic_word_prior=BETA, n_jobs=threads,
+              **{k: v for k, v in opts.items() if k not in harness_only})
     rng = np.random.default_rng(seed)
     model = make_model(K, train.n_words, ALPHA, BETA)
     trace, clock = [], 0.0
