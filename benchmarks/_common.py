@@ -82,7 +82,7 @@ def load_data(name: str, max_docs: int | None = None, *, test_size: float = 0.1,
     """Load, split 90/10 by document (seeded), and split each test document's tokens 50/50 (seeded).
 
     Test documents with an empty observed or held-out half are dropped, as in
-    :func:`harmonium.evaluation.perplexity.document_completion`.
+    :func:`harmonium.evaluation.completion.document_completion`.
     """
     from harmonium.corpus import completion_split, train_test_split
 

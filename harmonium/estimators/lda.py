@@ -28,7 +28,7 @@ from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
-from harmonium.evaluation.perplexity import CompletionResult, document_completion
+from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
 from harmonium.inference.mcmc import lda_naive_gibbs as ngs
 from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
