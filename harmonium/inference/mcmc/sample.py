@@ -1,0 +1,566 @@
+"""Several chains of any sampler on any log density: :func:`sample` (and :func:`sample_sgld`).
+
+The log density is either a numpy callable or a numba-jitted function. With jitted functions
+(every function given is ``numba.njit``-ed) each whole chain, warm-up included, runs compiled
+(``harmonium._kernels.mcmc_gradient`` / ``mcmc_rwmh`` / ``mcmc_sgld``) and releases the GIL, so
+``n_jobs > 1`` runs chains on threads. Otherwise the numpy kernels of ``harmonium.inference.mcmc``
+run in Python (:mod:`harmonium.inference.mcmc.warmup`). Both paths draw the same random numbers:
+with the same seed they give the same chains (up to floating-point rounding).
+
+Conventions for the user's functions:
+
+* numpy callables get the position with the shape of ``init_position``:
+  ``logdensity(x, *data) -> float``, ``grad(x, *data) -> array like x``,
+  ``value_and_grad(x, *data) -> (float, array)``;
+* jitted functions always get a flat 1-d C-contiguous float64 vector (reshape inside if needed)
+  and return a float64 (and a 1-d float64 array); ``data`` is a tuple of numpy arrays or numbers,
+  passed through unchanged (so large data are arguments, not compile-time constants).
+
+Chain c uses child stream c of ``rng`` (``harmonium.parallel.seeds.spawn``): the same seed gives
+the same draws, whatever ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+
+from harmonium._kernels import mcmc_adapt, mcmc_common, mcmc_gradient, mcmc_rwmh, mcmc_sgld
+from harmonium._validation import Interval, Options, validate_params
+from harmonium.errors import InvalidParameterError
+from harmonium.inference.mcmc import gibbs, rwmh, sgld, warmup
+from harmonium.parallel.seeds import check_random_state, spawn
+
+GRADIENT_KERNELS = ("hmc", "nuts", "mala", "ula")
+RW_KERNELS = ("rwmh", "mwg")
+KERNELS = GRADIENT_KERNELS + RW_KERNELS + ("gibbs",)
+DEFAULT_TARGET = {"hmc": 0.8, "nuts": 0.8, "mala": 0.574, "mwg": 0.44}
+OWNER = "sample"
+
+
+class SampleResult(NamedTuple):
+    """Draws of several chains and how they were made.
+
+    draws : (n_chains, n_draws, *param_shape) kept draws (warm-up excluded).
+    stats : per-draw sampler statistics, each (n_chains, n_draws): ``acceptance_prob``,
+        ``is_accepted``, ``is_divergent``, ``energy``, ``n_steps``, ``tree_depth``, ``logdensity``,
+        ``step_size`` (NaN where a kernel has no such quantity).
+    step_size : (n_chains,) adapted step size (HMC, NUTS, MALA, ULA) or random-walk scale (RWMH).
+    inverse_mass : (n_chains, d) adapted diagonal inverse mass (gradient kernels), proposal sd
+        (RWMH) or per-coordinate scales (MWG); NaN for Gibbs.
+    compile_s : seconds spent compiling or loading compiled code (0 for numpy callables).
+    sample_s : wall seconds of the chains, warm-up included, compilation excluded.
+    """
+
+    draws: np.ndarray
+    stats: dict
+    step_size: np.ndarray
+    inverse_mass: np.ndarray
+    kernel: str
+    backend: str
+    n_warmup: int
+    compile_s: float
+    sample_s: float
+
+
+# -- validation helpers -----------------------------------------------------------------------------
+def _is_jitted(fn) -> bool:
+    from numba.extending import is_jitted
+
+    return fn is not None and is_jitted(fn)
+
+
+def _check_callable(name, fn, owner=OWNER):
+    if fn is not None and not callable(fn):
+        raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a callable or None. Got {fn!r}.")
+
+
+def _compiled_data(data, owner=OWNER):
+    out = []
+    for k, a in enumerate(data):
+        if isinstance(a, np.ndarray):
+            if a.dtype.kind not in "biuf":
+                raise InvalidParameterError(
+                    f"data[{k}] passed to {owner} must be a numeric numpy array or a number for a jitted log "
+                    f"density. Got an array of dtype {a.dtype}."
+                )
+            a = np.require(a, requirements=["C", "W"])
+            if a.dtype == np.bool_:
+                a = a.astype(np.int8)
+        elif isinstance(a, bool) or not isinstance(a, int | float | np.integer | np.floating):
+            raise InvalidParameterError(
+                f"data[{k}] passed to {owner} must be a numeric numpy array or a number for a jitted log "
+                f"density. Got {type(a).__name__}."
+            )
+        out.append(a)
+    return tuple(out)
+
+
+def _compile_user(fn, sig, name, owner=OWNER):
+    """Compile the jitted ``fn`` for ``sig`` now, so that a typing problem is reported in our words."""
+    from numba.core.errors import NumbaError
+
+    try:
+        fn.compile(sig)
+    except RuntimeError as exc:  # "compilation disabled": jitted with explicit, non-matching signatures
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} was jitted with explicit signatures that do not include "
+            f"{sig}; decorate it with a plain @numba.njit (or add that signature)."
+        ) from exc
+    except (NumbaError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be a numba function of a 1-d float64 array (and data) "
+            f"returning {sig.return_type}; numba could not compile it: {first}"
+        ) from exc
+
+
+def _check_value(lp, where, owner=OWNER):
+    try:
+        lp = float(lp)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"The log density given to {owner} must return a float. Got {lp!r} {where}.") \
+            from exc
+    if not math.isfinite(lp):
+        raise InvalidParameterError(
+            f"The log density given to {owner} must be finite at the initial position. Got {lp} {where}; "
+            f"start the chains inside the support."
+        )
+    return lp
+
+
+def _check_grad(g, shape, where, owner=OWNER):
+    g = np.asarray(g, dtype=np.float64)
+    if g.shape != shape:
+        raise InvalidParameterError(
+            f"The gradient given to {owner} must have the shape of the position {shape}. Got {g.shape} {where}."
+        )
+    if not np.all(np.isfinite(g)):
+        raise InvalidParameterError(f"The gradient given to {owner} must be finite at the initial position {where}.")
+
+
+# -- the runner ---------------------------------------------------------------------------------------
+def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nuts", n_chains: int = 4,
+           n_warmup: int = 1000, n_draws: int = 1000, grad: Callable | None = None,
+           value_and_grad: Callable | None = None, data: tuple = (), step_size: float | None = None,
+           target_accept: float | None = None, n_steps: int | None = None, trajectory_length: float | None = None,
+           max_tree_depth: int = 10, adapt_step_size: bool = True, adapt_mass: bool = True, inverse_mass=None,
+           init_jitter: float = 0.0, init_per_chain: bool = False, conditionals: Sequence | None = None,
+           blocks: Sequence | None = None, n_jobs: int = 1, backend: str = "auto") -> SampleResult:
+    """Run ``n_chains`` chains of ``kernel`` on ``logdensity``; return a :class:`SampleResult`.
+
+    Parameters
+    ----------
+    rng : int, numpy Generator or None
+        Source of the chains' child streams.
+    logdensity : callable or None
+        log pi(x, *data) up to a constant (None if ``value_and_grad`` is given, or for Gibbs).
+    init_position : array
+        Starting position (its shape is the parameter shape), or one per chain along axis 0 when
+        ``init_per_chain``. ``init_jitter > 0`` adds Uniform(-init_jitter, init_jitter) noise
+        (drawn from each chain's stream).
+    kernel : {"nuts", "hmc", "mala", "ula", "rwmh", "mwg", "gibbs"}
+        "mwg" is componentwise Metropolis within Gibbs; "gibbs" needs ``conditionals``: a list of
+        ``draw(rng, x) -> new values of x[blocks[j]]`` (blocks default to one per coordinate).
+    n_warmup, n_draws : int
+        Adaptive warm-up iterations (discarded) and kept draws per chain.
+    grad, value_and_grad : callable, optional
+        Gradient of the log density; required by the gradient kernels (hmc, nuts, mala, ula).
+    data : tuple
+        Extra arguments passed to every user function after the position.
+    step_size : float, optional
+        Initial step size (or random-walk scale); the heuristic of Hoffman & Gelman's Algorithm 4
+        when None. Required by "ula" (which is not adapted).
+    target_accept : float, optional
+        Acceptance rate that warm-up aims at: 0.8 (hmc, nuts), 0.574 (mala), 0.234 (rwmh; 0.44 in
+        one dimension), 0.44 (mwg).
+    n_steps, trajectory_length : optional
+        HMC leapfrog steps, or the integration time from which they follow (floor(L / eps));
+        default trajectory length pi / 2 (a quarter period of a unit-variance Gaussian).
+    max_tree_depth : int
+        NUTS: at most 2^max_tree_depth leapfrog steps a transition.
+    adapt_step_size, adapt_mass : bool
+        Warm-up adaptation of the step size (scale) and of the diagonal mass (proposal sd).
+    inverse_mass : array, optional
+        Initial diagonal inverse mass (gradient kernels) or proposal sd / scales (rwmh, mwg).
+    n_jobs : int
+        Threads running chains at once (compiled chains release the GIL).
+    backend : {"auto", "numpy"}
+        "auto" compiles when every function is jitted; "numpy" always runs the Python kernels.
+    """
+    validate_params(OWNER, {
+        "kernel": kernel, "n_chains": n_chains, "n_warmup": n_warmup, "n_draws": n_draws,
+        "max_tree_depth": max_tree_depth, "init_jitter": init_jitter, "n_jobs": n_jobs, "backend": backend,
+    }, {
+        "kernel": [Options(KERNELS)], "n_chains": [Interval("int", 1)], "n_warmup": [Interval("int", 0)],
+        "n_draws": [Interval("int", 1)], "max_tree_depth": [Interval("int", 1, 30)],
+        "init_jitter": [Interval("real", 0)], "n_jobs": [Interval("int", 1)], "backend": [Options(("auto", "numpy"))],
+    })
+    for name, value, lo, hi in (("step_size", step_size, 0, None), ("trajectory_length", trajectory_length, 0, None),
+                                ("target_accept", target_accept, 0, 1)):
+        if value is not None and not Interval("real", lo, hi, "neither").accepts(value):
+            bound = f"> {lo}" + (f" and < {hi}" if hi is not None else "")
+            raise InvalidParameterError(f"The {name!r} parameter of {OWNER} must be a finite float {bound} or None. "
+                                        f"Got {value!r}.")
+    if n_steps is not None and not Interval("int", 1).accepts(n_steps):
+        raise InvalidParameterError(f"The 'n_steps' parameter of {OWNER} must be an int >= 1 or None. Got {n_steps!r}.")
+    for name, fn in (("logdensity", logdensity), ("grad", grad), ("value_and_grad", value_and_grad)):
+        _check_callable(name, fn)
+    if not isinstance(data, tuple):
+        raise InvalidParameterError(f"The 'data' parameter of {OWNER} must be a tuple. Got {type(data).__name__}.")
+    rng, _ = check_random_state(rng, OWNER)
+
+    if kernel == "gibbs":
+        return _sample_gibbs(rng, init_position, conditionals, blocks, n_chains, n_warmup, n_draws, init_per_chain,
+                             logdensity, data)
+    x0 = _initial_positions(init_position, n_chains, init_per_chain)
+    param_shape = x0.shape[1:]
+    d = int(np.prod(param_shape, dtype=np.int64))
+    if d == 0:
+        raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must have at least one element.")
+    gradient = kernel in GRADIENT_KERNELS
+    if logdensity is None and value_and_grad is None:
+        raise InvalidParameterError(f"{OWNER} needs 'logdensity' or 'value_and_grad'. Got neither.")
+    if gradient and grad is None and value_and_grad is None:
+        raise InvalidParameterError(
+            f"The kernel {kernel!r} of {OWNER} uses the gradient of the log density: pass 'grad' or "
+            f"'value_and_grad', or choose kernel='rwmh' or 'mwg'."
+        )
+    if kernel == "ula" and step_size is None:
+        raise InvalidParameterError(f"The 'step_size' parameter of {OWNER} must be given for kernel='ula' "
+                                    f"(its step size is not adapted). Got None.")
+    given = [f for f in (logdensity, grad, value_and_grad) if f is not None]
+    compiled = backend == "auto" and all(_is_jitted(f) for f in given)
+    child = spawn(rng, n_chains)
+    if init_jitter > 0:
+        x0 = np.stack([x0[c] + child[c].uniform(-init_jitter, init_jitter, size=param_shape) for c in range(n_chains)])
+
+    target = target_accept if target_accept is not None else (
+        DEFAULT_TARGET.get(kernel) or rwmh.default_target(d))
+    if gradient:
+        if inverse_mass is None:
+            im = np.ones(d)
+        else:
+            im = np.array(inverse_mass, dtype=np.float64).reshape(-1)
+            if im.shape != (d,) or not np.all(np.isfinite(im)) or np.any(im <= 0):
+                raise InvalidParameterError(f"The 'inverse_mass' parameter of {OWNER} must hold {d} finite values > 0.")
+        settings = dict(
+            kind=warmup.KINDS[kernel], step_size=-1.0 if step_size is None else float(step_size),
+            n_steps=10 if n_steps is None else int(n_steps),
+            trajectory_length=0.0 if n_steps is not None else float(trajectory_length or math.pi / 2),
+            max_tree_depth=int(max_tree_depth), target_accept=float(target),
+            adapt_step=bool(adapt_step_size) and kernel != "ula", adapt_mass=bool(adapt_mass), inverse_mass=im,
+        )
+        run = _run_gradient_compiled if compiled else _run_gradient_numpy
+    else:
+        sd = np.ones(d) if inverse_mass is None else np.array(inverse_mass, dtype=np.float64).reshape(-1)
+        if sd.shape != (d,) or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
+            raise InvalidParameterError(f"The 'inverse_mass' parameter of {OWNER} must hold {d} finite values > 0.")
+        settings = dict(
+            kind=warmup.RW_KINDS[kernel],
+            scale=float(step_size) if step_size is not None else (rwmh.default_scale(d) if kernel == "rwmh" else 1.0),
+            target_accept=float(target), adapt_scale=bool(adapt_step_size), adapt_sd=bool(adapt_mass), sd=sd,
+        )
+        run = _run_rw_compiled if compiled else _run_rw_numpy
+    return run(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws, settings,
+               n_jobs)
+
+
+def _initial_positions(init_position, n_chains, init_per_chain):
+    try:
+        x = np.array(init_position, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must be a numeric array. "
+                                    f"Got {init_position!r}.") from exc
+    if init_per_chain:
+        if x.ndim == 0 or x.shape[0] != n_chains:
+            raise InvalidParameterError(
+                f"The 'init_position' parameter of {OWNER} must have n_chains={n_chains} rows when "
+                f"init_per_chain=True. Got shape {x.shape}."
+            )
+    else:
+        x = np.broadcast_to(x, (n_chains,) + x.shape).copy()
+    if not np.all(np.isfinite(x)):
+        raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must be finite.")
+    return x
+
+
+def _numpy_functions(logdensity, grad, value_and_grad, param_shape):
+    """Flat-vector wrappers of the user's numpy callables: (logdensity, value_and_grad) taking 1-d x."""
+
+    def lp(x, *data):
+        return logdensity(x.reshape(param_shape), *data)
+
+    def vg_from_parts(x, *data):
+        xs = x.reshape(param_shape)
+        return logdensity(xs, *data), np.asarray(grad(xs, *data), dtype=np.float64).reshape(-1)
+
+    def vg_user(x, *data):
+        v, g = value_and_grad(x.reshape(param_shape), *data)
+        return v, np.asarray(g, dtype=np.float64).reshape(-1)
+
+    vg = vg_user if value_and_grad is not None else (vg_from_parts if grad is not None else None)
+    if logdensity is None:
+        def lp(x, *data):  # noqa: F811 - the value of value_and_grad
+            return vg_user(x, *data)[0]
+    return lp, vg
+
+
+def _check_start(x0, lp, vg, data, need_grad):
+    for c in range(x0.shape[0]):
+        where = f"(chain {c})"
+        x = x0[c].reshape(-1)
+        if need_grad:
+            v, g = vg(x.copy(), *data)
+            _check_value(v, where)
+            _check_grad(g, x.shape, where)
+        else:
+            _check_value(lp(x.copy(), *data), where)
+
+
+def _map_chains(fn, n_chains, n_jobs):
+    if n_jobs == 1 or n_chains == 1:
+        return [fn(c) for c in range(n_chains)]
+    with ThreadPoolExecutor(max_workers=min(n_jobs, n_chains)) as pool:
+        return list(pool.map(fn, range(n_chains)))
+
+
+def _result(draws, stats, step, im, kernel, backend, n_warmup, compile_s, sample_s, param_shape):
+    n_chains, n_draws = draws.shape[:2]
+    stats_dict = {name: np.ascontiguousarray(stats[:, :, k]) for k, name in enumerate(mcmc_common.STAT_NAMES)}
+    return SampleResult(draws.reshape((n_chains, n_draws) + tuple(param_shape)), stats_dict, np.asarray(step, float),
+                        np.asarray(im, float), kernel, backend, n_warmup, compile_s, sample_s)
+
+
+def _run_gradient_numpy(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws,
+                        s, n_jobs):
+    lp, vg = _numpy_functions(logdensity, grad, value_and_grad, param_shape)
+    _check_start(x0, lp, vg, data, True)
+    t0 = time.perf_counter()
+
+    def one(c):
+        return warmup.run_gradient_chain(
+            child[c], s["kind"], vg, data, x0[c].reshape(-1), n_warmup, n_draws, step_size=s["step_size"],
+            n_steps=s["n_steps"], trajectory_length=s["trajectory_length"], max_tree_depth=s["max_tree_depth"],
+            target_accept=s["target_accept"], adapt_step=s["adapt_step"], adapt_mass=s["adapt_mass"],
+            inverse_mass=s["inverse_mass"])
+
+    out = _map_chains(one, len(child), n_jobs)
+    sample_s = time.perf_counter() - t0
+    draws = np.stack([o[0] for o in out])
+    stats = np.stack([o[1] for o in out])
+    return _result(draws, stats, [o[2] for o in out], np.stack([o[3] for o in out]), kernel, "numpy", n_warmup, 0.0,
+                   sample_s, param_shape)
+
+
+def _jitted_functions(logdensity, grad, value_and_grad, data, need_grad):
+    """The user's jitted functions compiled for the chain's signatures: (logdensity or None, value_and_grad or None)."""
+    dtypes = mcmc_common.data_types(data)
+    lp = vg = None
+    if need_grad:
+        if value_and_grad is not None:
+            vg = value_and_grad
+            _compile_user(vg, mcmc_common.value_and_grad_signature(dtypes), "value_and_grad")
+        else:
+            _compile_user(logdensity, mcmc_common.logdensity_signature(dtypes), "logdensity")
+            _compile_user(grad, mcmc_common.grad_signature(dtypes), "grad")
+            vg = mcmc_common.fuse_value_and_grad(logdensity, grad, len(data))
+            _compile_user(vg, mcmc_common.value_and_grad_signature(dtypes), "value_and_grad")
+    else:
+        if logdensity is not None:
+            lp = logdensity
+        else:
+            _compile_user(value_and_grad, mcmc_common.value_and_grad_signature(dtypes), "value_and_grad")
+            lp = mcmc_common.value_of(value_and_grad, len(data))
+        _compile_user(lp, mcmc_common.logdensity_signature(dtypes), "logdensity")
+    return lp, vg, dtypes
+
+
+def _run_gradient_compiled(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws,
+                           s, n_jobs):
+    t0 = time.perf_counter()
+    data = _compiled_data(data)
+    _, vg, dtypes = _jitted_functions(logdensity, grad, value_and_grad, data, True)
+    chain = mcmc_gradient.gradient_chain.get(dtypes)
+    compile_s = time.perf_counter() - t0
+    _check_start(x0, None, vg, data, True)
+    n_chains, d = x0.shape[0], x0[0].size
+    draws = np.empty((n_chains, n_draws, d))
+    stats = np.empty((n_chains, n_draws, mcmc_common.N_STATS))
+    ims = np.empty((n_chains, d))
+    steps = np.empty(n_chains)
+    in_window, window_end = mcmc_adapt.window_schedule(n_warmup, s["adapt_mass"])
+
+    def one(c):
+        ims[c] = s["inverse_mass"]
+        out = np.empty(1)
+        chain(child[c], vg, data, np.ascontiguousarray(x0[c].reshape(-1)), s["kind"], n_warmup, n_draws,
+              s["step_size"], s["n_steps"], s["trajectory_length"], s["max_tree_depth"], s["target_accept"],
+              s["adapt_step"], in_window, window_end, ims[c], draws[c], stats[c], out)
+        steps[c] = out[0]
+
+    t1 = time.perf_counter()
+    _map_chains(one, n_chains, n_jobs)
+    sample_s = time.perf_counter() - t1
+    return _result(draws, stats, steps, ims, kernel, "compiled", n_warmup, compile_s, sample_s, param_shape)
+
+
+def _run_rw_numpy(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws, s,
+                  n_jobs):
+    lp, _ = _numpy_functions(logdensity, grad, value_and_grad, param_shape)
+    _check_start(x0, lp, None, data, False)
+    t0 = time.perf_counter()
+
+    def one(c):
+        return warmup.run_rw_chain(child[c], s["kind"], lp, data, x0[c].reshape(-1), n_warmup, n_draws,
+                                   scale=s["scale"], target_accept=s["target_accept"], adapt_scale=s["adapt_scale"],
+                                   adapt_sd=s["adapt_sd"], proposal_sd=s["sd"])
+
+    out = _map_chains(one, len(child), n_jobs)
+    sample_s = time.perf_counter() - t0
+    return _result(np.stack([o[0] for o in out]), np.stack([o[1] for o in out]), [o[2] for o in out],
+                   np.stack([o[3] for o in out]), kernel, "numpy", n_warmup, 0.0, sample_s, param_shape)
+
+
+def _run_rw_compiled(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws, s,
+                     n_jobs):
+    t0 = time.perf_counter()
+    data = _compiled_data(data)
+    lp, _, dtypes = _jitted_functions(logdensity, grad, value_and_grad, data, False)
+    chain = mcmc_rwmh.rw_chain.get(dtypes)
+    compile_s = time.perf_counter() - t0
+    _check_start(x0, lp, None, data, False)
+    n_chains, d = x0.shape[0], x0[0].size
+    draws = np.empty((n_chains, n_draws, d))
+    stats = np.empty((n_chains, n_draws, mcmc_common.N_STATS))
+    sds = np.empty((n_chains, d))
+    scales = np.empty(n_chains)
+    in_window, window_end = mcmc_adapt.window_schedule(n_warmup, s["adapt_sd"])
+
+    def one(c):
+        sds[c] = s["sd"]
+        out = np.empty(1)
+        chain(child[c], lp, data, np.ascontiguousarray(x0[c].reshape(-1)), s["kind"], n_warmup, n_draws, s["scale"],
+              s["target_accept"], s["adapt_scale"], in_window, window_end, sds[c], draws[c], stats[c], out)
+        scales[c] = out[0] if s["kind"] == mcmc_rwmh.RWMH else np.nan
+
+    t1 = time.perf_counter()
+    _map_chains(one, n_chains, n_jobs)
+    sample_s = time.perf_counter() - t1
+    return _result(draws, stats, scales, sds, kernel, "compiled", n_warmup, compile_s, sample_s, param_shape)
+
+
+def _sample_gibbs(rng, init_position, conditionals, blocks, n_chains, n_warmup, n_draws, init_per_chain, logdensity,
+                  data):
+    if conditionals is None or len(conditionals) == 0:
+        raise InvalidParameterError(f"kernel='gibbs' of {OWNER} needs 'conditionals': a list of draw(rng, x) -> "
+                                    f"new values of block j. Got {conditionals!r}.")
+    x = np.array(init_position)
+    x0 = x if init_per_chain else np.broadcast_to(x, (n_chains,) + x.shape).copy()
+    if x0.shape[0] != n_chains:
+        raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must have n_chains={n_chains} rows "
+                                    f"when init_per_chain=True. Got shape {x0.shape}.")
+    if blocks is None and x0[0].ndim == 1 and len(conditionals) != x0.shape[1]:
+        raise InvalidParameterError(
+            f"{OWNER} got {len(conditionals)} conditionals for a position of {x0.shape[1]} coordinates; pass "
+            f"'blocks' (one index per conditional) or one conditional per coordinate."
+        )
+    child = spawn(rng, n_chains)
+    kern = gibbs.build_kernel(conditionals, blocks)
+    draws = np.empty((n_chains, n_draws) + x0.shape[1:], dtype=x0.dtype)
+    stats = np.full((n_chains, n_draws, mcmc_common.N_STATS), np.nan)
+    t0 = time.perf_counter()
+    for c in range(n_chains):
+        state = gibbs.init(x0[c], logdensity, data)
+        for t in range(n_warmup + n_draws):
+            state, info = kern(child[c], state)
+            if t >= n_warmup:
+                draws[c, t - n_warmup] = state.position
+                stats[c, t - n_warmup, mcmc_common.ACCEPT] = float(np.mean(info.acceptance_prob))
+                stats[c, t - n_warmup, mcmc_common.LOGDENSITY] = state.logdensity
+    sample_s = time.perf_counter() - t0
+    n_stats = {name: np.ascontiguousarray(stats[:, :, k]) for k, name in enumerate(mcmc_common.STAT_NAMES)}
+    return SampleResult(draws, n_stats, np.full(n_chains, np.nan), np.full((n_chains, 1), np.nan), "gibbs", "numpy",
+                        n_warmup, 0.0, sample_s)
+
+
+# -- SGLD -----------------------------------------------------------------------------------------------
+class SGLDResult(NamedTuple):
+    """draws (n_chains, n_iter, d) after each update; step_size (n_iter,) the schedule eps_t."""
+
+    draws: np.ndarray
+    step_size: np.ndarray
+    backend: str
+    compile_s: float
+    sample_s: float
+
+
+def sample_sgld(rng, grad_log_prior: Callable, grad_log_likelihood: Callable, data, init_position, *, n_iter: int,
+                batch_size: int, a: float, b: float = 1.0, gamma: float = 0.55, n_chains: int = 1,
+                noise_scale: float = 1.0, backend: str = "auto") -> SGLDResult:
+    """``n_chains`` SGLD runs of ``n_iter`` updates each (Welling & Teh 2011), eps_t = a (b + t)^-gamma.
+
+    ``grad_log_likelihood(theta, x_i)`` is the gradient of one datum's log likelihood, ``x_i`` a
+    row of the 2-d ``data``; ``grad_log_prior(theta)`` that of the log prior. Jitted functions run
+    the whole chain compiled. Every update is returned (no warm-up is discarded).
+    """
+    owner = "sample_sgld"
+    validate_params(owner, {"n_iter": n_iter, "batch_size": batch_size, "a": a, "b": b, "gamma": gamma,
+                            "n_chains": n_chains, "noise_scale": noise_scale, "backend": backend},
+                    {"n_iter": [Interval("int", 1)], "batch_size": [Interval("int", 1)],
+                     "a": [Interval("real", 0, None, "neither")], "b": [Interval("real", 0, None, "neither")],
+                     "gamma": [Interval("real", 0, 1)], "n_chains": [Interval("int", 1)],
+                     "noise_scale": [Interval("real", 0)], "backend": [Options(("auto", "numpy"))]})
+    for name, fn in (("grad_log_prior", grad_log_prior), ("grad_log_likelihood", grad_log_likelihood)):
+        if not callable(fn):
+            raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a callable. Got {fn!r}.")
+    x = np.ascontiguousarray(np.asarray(data, dtype=np.float64))
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise InvalidParameterError(f"The 'data' parameter of {owner} must be a non-empty 2-d array (one row a "
+                                    f"datum). Got shape {np.shape(data)}.")
+    if batch_size > x.shape[0]:
+        raise InvalidParameterError(f"The 'batch_size' parameter of {owner} must be <= the number of data rows "
+                                    f"{x.shape[0]}. Got {batch_size}.")
+    theta0 = np.array(init_position, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(theta0)):
+        raise InvalidParameterError(f"The 'init_position' parameter of {owner} must be finite.")
+    g = np.asarray(grad_log_prior(theta0), dtype=np.float64)
+    gi = np.asarray(grad_log_likelihood(theta0, x[0]), dtype=np.float64)
+    for name, v in (("grad_log_prior", g), ("grad_log_likelihood", gi)):
+        if v.shape != theta0.shape or not np.all(np.isfinite(v)):
+            raise InvalidParameterError(f"The {name!r} of {owner} must return {theta0.shape[0]} finite values at the "
+                                        f"initial position. Got shape {v.shape}.")
+    rng, _ = check_random_state(rng, owner)
+    child = spawn(rng, n_chains)
+    d = theta0.shape[0]
+    draws = np.empty((n_chains, n_iter, d))
+    steps = np.empty(n_iter)
+    compiled = backend == "auto" and _is_jitted(grad_log_prior) and _is_jitted(grad_log_likelihood)
+    t0 = time.perf_counter()
+    compile_s = 0.0
+    if compiled:
+        arr = mcmc_common.ARRAY_1D
+        _compile_user(grad_log_prior, arr(arr), "grad_log_prior", owner)
+        _compile_user(grad_log_likelihood, arr(arr, arr), "grad_log_likelihood", owner)
+        chain = mcmc_sgld.sgld_chain.get(())
+        compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for c in range(n_chains):
+            chain(child[c], grad_log_prior, grad_log_likelihood, x, theta0, n_iter, batch_size, float(a), float(b),
+                  float(gamma), 0, float(noise_scale), draws[c], steps)
+    else:
+        for c in range(n_chains):
+            kern = sgld.build_kernel(grad_log_prior, grad_log_likelihood, x, batch_size, a, b, gamma, noise_scale)
+            state = sgld.init(theta0)
+            for t in range(n_iter):
+                state, info = kern(child[c], state)
+                draws[c, t] = state.position
+                steps[t] = info.step_size
+    return SGLDResult(draws, steps, "compiled" if compiled else "numpy", compile_s, time.perf_counter() - t0)
