@@ -1,0 +1,714 @@
+"""Harmonium estimators: ``EFH``, ``GBEFH``, ``DualWingHarmonium``, ``ReplicatedSoftmax``, ``RatePoisson``.
+
+Models: :mod:`harmonium.models.undirected.efh` and :mod:`harmonium.models.undirected.named`.
+Learning: contrastive divergence / persistent CD, :mod:`harmonium.inference.learning.cd`.
+Likelihoods: partition functions by annealed importance sampling,
+:mod:`harmonium.evaluation.partition`; ``log_likelihood_documents`` is the hook through which
+:func:`harmonium.evaluation.log_likelihood` and :func:`harmonium.evaluation.perplexity` score
+harmoniums on the same split as LDA.
+
+Data: the first ("words") wing comes from a Corpus, a sparse matrix or a dense array of counts;
+binary (Bernoulli) word wings use occurrence (count > 0). Further wings (the dual-wing
+harmonium's features) come from ``features=`` or the Corpus's ``features``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+
+import numpy as np
+import scipy.sparse as sp
+
+from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium.errors import CorpusError, InvalidParameterError, NotFittedError
+from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.evaluation._heldout import LogLikelihoodResult
+from harmonium.evaluation.partition import (
+    PartitionEstimate,
+    ais_log_partition,
+    base_rate_model,
+    data_means,
+    exact_log_partition,
+    harmonium_log_likelihood,
+)
+from harmonium.inference.learning import cd
+from harmonium.inference.learning.schedules import SCHEDULES, make_schedule, momentum_schedule
+from harmonium.inference.run import run
+from harmonium.io import load_checkpoint, save_checkpoint
+from harmonium.models.undirected.efh import Harmonium, Wing
+from harmonium.models.undirected.units import (
+    BernoulliUnits,
+    GaussianUnits,
+    RatePoissonUnits,
+    ReplicatedSoftmaxUnits,
+    Units,
+    units_from_spec,
+)
+from harmonium.parallel.seeds import check_random_state, generator_from_state
+
+__all__ = ["EFH", "GBEFH", "DualWingHarmonium", "RatePoisson", "ReplicatedSoftmax"]
+
+_COMMON_CONSTRAINTS = {
+    "n_hidden": [Interval("int", 1, None)],
+    "learning": [Options(("cd", "pcd"))],
+    "n_gibbs": [Interval("int", 1, None)],
+    "mean_field": [Options((False, True))],
+    "batch_size": [Interval("int", 1, None)],
+    "n_iter": [Interval("int", 1, None)],
+    "learning_rate": [Interval("real", 0, None, "neither")],
+    "lr_schedule": [Options(SCHEDULES)],
+    "lr_decay": [Interval("real", 0, 1, "right")],
+    "momentum": [Interval("real", 0, 1, "left")],
+    "weight_decay": [Interval("real", 0, None, "left")],
+    "init_scale": [Interval("real", 0, None, "left")],
+    "dtype": [Options(("float32", "float64"))],
+    "n_ais_runs": [Interval("int", 2, None)],
+    "n_temperatures": [Interval("int", 1, None)],
+    "evaluate_every": [Interval("int", 0, None)],
+    "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
+    "checkpoint_every": [Interval("int", 1, None)],
+    "random_state": [RANDOM_STATE],
+}
+_MONITOR_ROWS = 1000
+
+
+def _array_name(key: str) -> str:
+    return key.replace(":", ".")
+
+
+def _param_key(name: str) -> str:
+    return name.replace(".", ":")
+
+
+def _fingerprint(xs) -> dict:
+    crc = 0
+    for x in xs:
+        if sp.issparse(x):
+            for a in (x.indptr, x.indices, x.data):
+                crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
+        else:
+            crc = zlib.crc32(np.ascontiguousarray(x).view(np.uint8), crc)
+    return {"n_rows": int(xs[0].shape[0]), "shapes": [list(x.shape) for x in xs], "crc32": crc}
+
+
+class _HarmoniumEstimator(BaseEstimator):
+    """Shared machinery: data coercion, CD / PCD fitting, transform, AIS likelihoods, files."""
+
+    _fitted_attribute = "n_iter_"
+    _parameter_constraints = _COMMON_CONSTRAINTS
+
+    # -- subclass hooks ---------------------------------------------------------------
+    def _architecture(self) -> tuple[list, Units, bool, set]:
+        """([(name, Units)] per wing, hidden Units, scale_hidden_bias, fixed parameter names)."""
+        raise NotImplementedError
+
+    def _set_common(self, loc: dict) -> None:
+        for name in self._param_names():
+            setattr(self, name, loc[name])
+
+    # -- data ----------------------------------------------------------------------------
+    def _wing_units(self) -> list:
+        return self._architecture()[0]
+
+    def _coerce(self, X, features, where: str, fitting: bool):
+        """(xs, lengths, vocabulary): the wings' data in the model's units and dtype."""
+        wings = self._wing_units()
+        dtype = np.dtype(self.dtype)
+        if isinstance(X, (tuple, list)):
+            if len(X) != len(wings):
+                raise InvalidParameterError(f"{where}: got {len(X)} arrays for {len(wings)} wings "
+                                            f"({[n for n, _ in wings]}).")
+            first, rest = X[0], list(X[1:])
+        else:
+            first, rest = X, None
+        vocab = None if fitting else getattr(self, "vocabulary_", None)
+        corpus = as_corpus(first, where, vocab)
+        if rest is None:
+            if len(wings) > 1:
+                extra = features if features is not None else corpus.features
+                if extra is None:
+                    raise CorpusError(f"{where}: the {type(self).__name__} has a feature wing "
+                                      f"{wings[1][0]!r}; pass features= or a Corpus with features.")
+                rest = list(extra) if isinstance(extra, (tuple, list)) else [extra]
+            else:
+                rest = []
+        elif features is not None:
+            raise InvalidParameterError(f"{where}: pass the feature wings either in X or as features=, not both.")
+        if len(rest) != len(wings) - 1:
+            raise InvalidParameterError(f"{where}: expected {len(wings) - 1} feature arrays; got {len(rest)}.")
+        counts = corpus.counts
+        xs = []
+        for w, (name, units) in enumerate(wings):
+            if w == 0:
+                x = counts
+                if isinstance(units, BernoulliUnits):
+                    x = sp.csr_matrix((np.ones(x.nnz), x.indices.copy(), x.indptr.copy()), shape=x.shape)
+                    x.eliminate_zeros()
+                x = sp.csr_matrix(x, dtype=np.float64)
+            else:
+                x = rest[w - 1]
+                if sp.issparse(x) and isinstance(units, GaussianUnits):
+                    x = x.toarray()
+                x = np.asarray(x, dtype=np.float64) if not sp.issparse(x) else sp.csr_matrix(x, dtype=np.float64)
+                if x.ndim == 1:
+                    x = x[:, None]
+                if x.shape[0] != counts.shape[0]:
+                    raise CorpusError(f"{where}: wing {name!r} has {x.shape[0]} rows for {counts.shape[0]} documents.")
+            x = units.check_data(x, f"{where} (wing {name!r})")
+            if isinstance(units, GaussianUnits) and getattr(self, "standardize_features", False):
+                if fitting:
+                    mu = x.mean(axis=0)
+                    sd = x.std(axis=0)
+                    sd[sd == 0] = 1.0
+                    self._feature_stats = getattr(self, "_feature_stats", {})
+                    self._feature_stats[w] = (mu, sd)
+                mu, sd = self._feature_stats[w]
+                x = (x - mu) / sd
+            if not fitting:
+                size = self.model_.wings[w].size
+                if x.shape[1] != size:
+                    raise CorpusError(f"{where}: wing {name!r} has {size} units; got {x.shape[1]} columns.")
+            xs.append(x.astype(dtype) if sp.issparse(x) else np.ascontiguousarray(x, dtype=dtype))
+        xs = tuple(xs)
+        lengths = None
+        if any(u.needs_lengths for _, u in wings):
+            lengths = np.asarray(xs[0].sum(axis=1), dtype=np.float64).ravel()
+        return xs, lengths, corpus
+
+    # -- model construction ---------------------------------------------------------------
+    def _new_model(self, xs) -> Harmonium:
+        wings, hidden, scale, fixed = self._architecture()
+        return Harmonium([Wing(n, u, x.shape[1]) for (n, u), x in zip(wings, xs, strict=True)], hidden, self.n_hidden,
+                         scale_hidden_bias=scale, fixed=fixed, dtype=np.dtype(self.dtype))
+
+    def _initial_model(self, rng, xs, means) -> Harmonium:
+        model = self._new_model(xs)
+        # base-rate visible biases (Hinton 2010 §8), small random couplings
+        init = base_rate_model(model, means=means, n_rows=xs[0].shape[0])
+        for k, v in init.params.items():
+            if k.startswith("v:"):
+                model.params[k] = v.astype(model.dtype)
+        for w in range(len(model.wings)):
+            shape = model.params[f"W:{w}"].shape
+            model.params[f"W:{w}"] = (self.init_scale * rng.standard_normal(shape)).astype(model.dtype)
+        return model
+
+    def _config(self) -> cd.CDConfig:
+        return cd.CDConfig(
+            batch_size=self.batch_size, n_gibbs=self.n_gibbs, persistent=self.learning == "pcd",
+            mean_field=self.mean_field,
+            learning_rate=make_schedule(self.lr_schedule, self.learning_rate, decay=self.lr_decay,
+                                        tau=max(1.0, self.n_iter / 10), n_epochs=self.n_iter),
+            momentum=momentum_schedule(self.momentum, initial=min(self.momentum, 0.5), warmup=min(5, self.n_iter // 4)),
+            weight_decay=self.weight_decay,
+        )
+
+    # -- fitting ----------------------------------------------------------------------------
+    def fit(self, X, y=None, *, features=None, resume: bool = False, callback=None):
+        """Learn the harmonium by CD-k or PCD over ``n_iter`` epochs.
+
+        Parameters
+        ----------
+        X : Corpus, sparse matrix or array of counts (D, V); or a tuple of per-wing arrays
+        y : ignored
+        features : array (D, P) or tuple of arrays, optional
+            The feature wings (default: the Corpus's ``features``).
+        resume : bool, default False
+            Continue from ``checkpoint_path`` (same data and settings); bit-identical to an
+            uninterrupted run.
+        callback : callable, optional
+            ``callback(epoch, n_iter, info)`` after every epoch; return True to stop.
+        """
+        self._validate_params()
+        name = type(self).__name__
+        if resume and self.checkpoint_path is None:
+            raise InvalidParameterError(f"{name}.fit(resume=True) needs checkpoint_path to be set.")
+        xs, lengths, corpus = self._coerce(X, features, f"{name}.fit", fitting=True)
+        if xs[0].shape[0] == 0:
+            raise CorpusError(f"{name}.fit got no documents.")
+        if lengths is not None and np.any(lengths == 0):
+            d = int(np.flatnonzero(lengths == 0)[0])
+            raise CorpusError(f"document {d} is empty ({name}.fit); drop empty documents with corpus.drop_empty().")
+        fingerprint = _fingerprint(xs)
+        model0 = self._new_model(xs)
+        means = data_means(model0, xs)
+        ckpt = None
+        if resume and os.path.exists(self.checkpoint_path):
+            ckpt = load_checkpoint(self.checkpoint_path, expected_class=name)
+            self._check_checkpoint(ckpt, fingerprint)
+        cfg = self._config()
+        if ckpt is not None:
+            rng = ckpt.rng
+            self.seed_ = ckpt.extra.get("seed")
+            model = model0.with_params({_param_key(k[2:]): v for k, v in ckpt.arrays.items() if k.startswith("p.")})
+            velocity = {_param_key(k[4:]): np.array(v) for k, v in ckpt.arrays.items() if k.startswith("vel.")}
+            chains = np.array(ckpt.arrays["chains"]) if "chains" in ckpt.arrays else None
+            state = cd.CDState(model, velocity, chains, int(ckpt.extra["n_updates"]), int(ckpt.iteration))
+            trace = {k: list(v) for k, v in ckpt.trace.items()}
+            start = int(ckpt.iteration)
+        else:
+            rng, self.seed_ = check_random_state(self.random_state, name)
+            model = self._initial_model(rng, xs, means)
+            state = cd.init(rng, model, persistent=cfg.persistent, n_chains=self.batch_size)
+            trace = {k: [] for k in ("epoch", "seconds", "learning_rate", "reconstruction_error",
+                                     "pseudo_log_likelihood", "mean_abs_update")}
+            start = 0
+        self.vocabulary_ = corpus.vocabulary
+        self.base_rates_ = means
+        self.n_train_rows_ = int(xs[0].shape[0])
+        self._log_partition_cache = {}
+        kernel = cd.build_kernel(cfg)
+        data = cd.TrainingData(xs, lengths)
+        monitor_rows = np.arange(min(_MONITOR_ROWS, xs[0].shape[0]))
+        monitor = tuple(x[monitor_rows] for x in xs)
+        monitor_len = None if lengths is None else lengths[monitor_rows]
+        binary = all(isinstance(u, BernoulliUnits) for _, u in self._wing_units())
+        t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
+
+        def on_epoch(it, st, info):
+            stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
+            last = stop or it == self.n_iter
+            if (self.evaluate_every and it % self.evaluate_every == 0) or last:
+                rec = cd.reconstruction_error(st.model, monitor, monitor_len)
+                pl = float("nan")
+                if binary:
+                    pl = float(cd.pseudo_log_likelihood(np.random.default_rng(it), st.model, monitor).mean())
+                for key, value in (("epoch", it), ("seconds", time.perf_counter() - t0),
+                                   ("learning_rate", info.learning_rate), ("reconstruction_error", rec),
+                                   ("pseudo_log_likelihood", pl), ("mean_abs_update", info.mean_abs_update)):
+                    trace[key].append(value)
+            if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
+                self._save_checkpoint(st, rng, it, trace, fingerprint)
+            return stop
+
+        state, last_it = run(rng, kernel, state, data, None, self.n_iter, start=start, callback=on_epoch)
+        self.model_ = state.model
+        self.trace_ = trace
+        self.rng_state_ = rng.bit_generator.state
+        self.n_iter_ = last_it
+        self._state = state
+        return self
+
+    def partial_fit(self, X, y=None, *, features=None):
+        """One more epoch of CD / PCD over ``X`` (the first call initialises the model from ``X``)."""
+        self._validate_params()
+        name = type(self).__name__
+        fitted = getattr(self, "n_iter_", None) is not None
+        xs, lengths, corpus = self._coerce(X, features, f"{name}.partial_fit", fitting=not fitted)
+        cfg = self._config()
+        if not fitted:
+            rng, self.seed_ = check_random_state(self.random_state, name)
+            model0 = self._new_model(xs)
+            self.base_rates_ = data_means(model0, xs)
+            self.n_train_rows_ = int(xs[0].shape[0])
+            self.vocabulary_ = corpus.vocabulary
+            model = self._initial_model(rng, xs, self.base_rates_)
+            self._state = cd.init(rng, model, persistent=cfg.persistent, n_chains=self.batch_size)
+            self.trace_ = {"epoch": [], "seconds": []}
+            self.n_iter_ = 0
+        else:
+            rng = generator_from_state(self.rng_state_)
+            if getattr(self, "_state", None) is None:
+                self._state = cd.init(rng, self.model_, persistent=cfg.persistent, n_chains=self.batch_size)
+        t0 = time.perf_counter()
+        self._state, _ = cd.build_kernel(cfg)(rng, self._state, cd.TrainingData(xs, lengths))
+        self.model_ = self._state.model
+        self.n_iter_ += 1
+        self.trace_.setdefault("epoch", []).append(self.n_iter_)
+        self.trace_.setdefault("seconds", []).append(time.perf_counter() - t0)
+        self.rng_state_ = rng.bit_generator.state
+        self._log_partition_cache = {}
+        return self
+
+    def _save_checkpoint(self, st, rng, it, trace, fingerprint):
+        arrays = {f"p.{_array_name(k)}": v for k, v in st.model.params.items()}
+        arrays.update({f"vel.{_array_name(k)}": v for k, v in st.velocity.items()})
+        if st.chains is not None:
+            arrays["chains"] = st.chains
+        save_checkpoint(self.checkpoint_path, cls=type(self).__name__, params=self._json_params(), state_arrays=arrays,
+                        rng=rng, iteration=it, trace=trace,
+                        extra={"data": fingerprint, "seed": self.seed_, "n_updates": int(st.n_updates)})
+
+    def _check_checkpoint(self, ckpt, fingerprint):
+        path = os.fspath(self.checkpoint_path)
+        mine = self._json_params()
+        for k, v in ckpt.params.items():
+            if k in ("n_iter", "checkpoint_path", "checkpoint_every", "evaluate_every", "random_state"):
+                continue
+            if mine.get(k) != v:
+                raise InvalidParameterError(f"checkpoint {path!r} was written with {k}={v!r}, but this "
+                                            f"{type(self).__name__} has {k}={mine.get(k)!r}; use the same settings.")
+        if ckpt.extra.get("data") != fingerprint:
+            raise CorpusError(f"checkpoint {path!r} was written for different data; resume needs the same data.")
+
+    # -- using a fitted model -------------------------------------------------------------
+    def _check_fitted(self):
+        if getattr(self, "n_iter_", None) is None or getattr(self, "model_", None) is None:
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' first.")
+
+    def transform(self, X, *, features=None) -> np.ndarray:
+        """E[h | x] (D, n_hidden): the documents' latent representation."""
+        self._check_fitted()
+        xs, lengths, _ = self._coerce(X, features, f"{type(self).__name__}.transform", fitting=False)
+        return np.asarray(self.model_.mean_h(xs, lengths), dtype=np.float64)
+
+    def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
+        features = fit_kwargs.get("features")
+        return self.fit(X, **fit_kwargs).transform(X, features=features)
+
+    def free_energy(self, X, *, features=None) -> np.ndarray:
+        """F(x) = -log p*(x) per document (p(x) = exp(-F(x)) / Z)."""
+        self._check_fitted()
+        xs, lengths, _ = self._coerce(X, features, f"{type(self).__name__}.free_energy", fitting=False)
+        return self.model_.free_energy(xs, lengths)
+
+    def log_partition(self, *, lengths=None, method: str = "ais", n_runs: int | None = None,
+                      n_temperatures: int | None = None, random_state=0) -> PartitionEstimate:
+        """log Z (per document length for count models) by AIS (default) or exact enumeration.
+
+        AIS uses ``n_ais_runs`` runs and ``n_temperatures`` temperatures unless given, from the
+        base-rate model of the training data. Results are cached per length and settings.
+        """
+        self._check_fitted()
+        if method not in ("ais", "exact"):
+            raise InvalidParameterError(f"The 'method' parameter of log_partition must be 'ais' or 'exact'. "
+                                        f"Got {method!r}.")
+        model = self.model_.with_params(self.model_.params, dtype=np.float64)
+        if method == "exact":
+            return exact_log_partition(model, lengths)
+        n_runs = self.n_ais_runs if n_runs is None else n_runs
+        n_t = self.n_temperatures if n_temperatures is None else n_temperatures
+        cache = getattr(self, "_log_partition_cache", None)
+        if cache is None:
+            cache = self._log_partition_cache = {}
+        key = (int(n_runs), int(n_t), repr(random_state))
+        need = None if lengths is None else np.unique(np.asarray(lengths, dtype=np.int64))
+        have = cache.get(key, {})
+        todo = [None] if need is None else [int(d) for d in need if int(d) not in have]
+        if need is None and None in have:
+            todo = []
+        if todo:
+            est = ais_log_partition(random_state, model, n_runs=int(n_runs), n_temperatures=int(n_t),
+                                    means=self.base_rates_, n_rows=getattr(self, "n_train_rows_", None),
+                                    lengths=None if need is None else np.array(todo),
+                                    dtype=np.dtype(self.dtype))
+            if need is None:
+                have[None] = (float(est.log_z), float(est.std_error))
+            else:
+                for d, lz, se in zip(est.lengths, np.atleast_1d(est.log_z), np.atleast_1d(est.std_error), strict=True):
+                    have[int(d)] = (float(lz), float(se))
+            cache[key] = have
+        if need is None:
+            lz, se = have[None]
+            return PartitionEstimate(lz, se, "ais", int(n_runs), None, None, None, int(n_t))
+        return PartitionEstimate(np.array([have[int(d)][0] for d in need]), np.array([have[int(d)][1] for d in need]),
+                                 "ais", int(n_runs), need, None, None, int(n_t))
+
+    def log_likelihood_documents(self, corpus, *, features=None, random_state=0) -> LogLikelihoodResult:
+        """log p(x_d) = -F(x_d) - log Z per document, log Z by AIS (the evaluation layer's hook).
+
+        For count models log p is the probability of the document's word *sequence* (as LDA's
+        held-out likelihood), log Z is estimated for every distinct document length, and the
+        per-document standard errors are scaled so that they add up (in squares) to the error of
+        the total: the error of log Z is shared (see :func:`~harmonium.evaluation.partition.
+        harmonium_log_likelihood`).
+        """
+        self._check_fitted()
+        where = f"{type(self).__name__}.log_likelihood_documents"
+        xs, lengths, corp = self._coerce(corpus, features, where, fitting=False)
+        lz = self.log_partition(lengths=None if lengths is None else np.rint(lengths).astype(np.int64),
+                                random_state=random_state)
+        model = self.model_.with_params(self.model_.params, dtype=np.float64)
+        xs64 = tuple(x.astype(np.float64) for x in xs)
+        ll, se = harmonium_log_likelihood(model, xs64, lz)
+        n_tokens = np.asarray(corp.doc_lengths, dtype=np.int64)
+        return LogLikelihoodResult(ll, se, n_tokens, f"{type(self).__name__}.ais", int(lz.n_samples))
+
+    def score(self, X, y=None, *, features=None, random_state=0) -> float:
+        """Mean log-likelihood per document (AIS estimate of log Z)."""
+        res = self.log_likelihood_documents(X, features=features, random_state=random_state)
+        return float(res.log_likelihood.mean())
+
+    # -- fitted attributes (scikit-learn names for the first wing) ---------------------
+    @property
+    def components_(self) -> np.ndarray:
+        """(n_hidden, n_words): W of the first wing, transposed (scikit-learn's BernoulliRBM layout)."""
+        self._check_fitted()
+        return np.asarray(self.model_.W(0).T)
+
+    @property
+    def intercept_visible_(self) -> np.ndarray:
+        self._check_fitted()
+        return np.asarray(self.model_.params["v:0:bias"])
+
+    @property
+    def intercept_hidden_(self) -> np.ndarray:
+        self._check_fitted()
+        return np.asarray(self.model_.params["h:bias"])
+
+    # -- persistence -----------------------------------------------------------------------
+    def _json_params(self) -> dict:
+        out = super()._json_params()
+        for k, v in list(out.items()):
+            if isinstance(v, Units):
+                out[k] = v.spec()
+            elif k == "wings" and v is not None:
+                out[k] = [[str(n), units_from_spec(u).spec()] for n, u in v]
+        return out
+
+    def _state_for_file(self):
+        arrays = {f"p.{_array_name(k)}": np.asarray(v) for k, v in self.model_.params.items()}
+        for w, m in enumerate(self.base_rates_):
+            arrays[f"base_rate.{w}"] = np.asarray(m, dtype=np.float64)
+        for w, (mu, sd) in getattr(self, "_feature_stats", {}).items():
+            arrays[f"feature_mean.{w}"] = mu
+            arrays[f"feature_scale.{w}"] = sd
+        extra = {"n_iter_": self.n_iter_, "seed_": self.seed_, "n_train_rows_": getattr(self, "n_train_rows_", None),
+                 "wing_sizes": [w.size for w in self.model_.wings]}
+        return arrays, extra
+
+    def _restore_from_file(self, arrays, manifest):
+        extra = manifest.get("extra") or {}
+        sizes = extra["wing_sizes"]
+        fake = tuple(np.zeros((0, s)) for s in sizes)
+        model = self._new_model(fake)
+        params = {_param_key(k[2:]): np.asarray(v) for k, v in arrays.items() if k.startswith("p.")}
+        missing = set(model.params) - set(params)
+        if missing:
+            raise ValueError(f"missing parameters {sorted(missing)}")
+        self.model_ = model.with_params(params)
+        self.base_rates_ = [np.asarray(arrays[f"base_rate.{w}"], dtype=np.float64) for w in range(len(sizes))]
+        self._feature_stats = {}
+        for k in arrays:
+            if k.startswith("feature_mean."):
+                w = k.split(".")[1]
+                self._feature_stats[int(w)] = (np.asarray(arrays[k]), np.asarray(arrays[f"feature_scale.{w}"]))
+        if self.vocabulary_ is not None and len(self.vocabulary_) != sizes[0]:
+            raise ValueError("vocabulary and the word wing disagree on the number of words")
+        self.n_iter_ = int(extra["n_iter_"])
+        self.seed_ = extra.get("seed_")
+        self.n_train_rows_ = extra.get("n_train_rows_")
+        self._log_partition_cache = {}
+        self._state = None
+
+
+def _units_spec_constraint():
+    return [InstanceOf((str, dict, Units), "a unit type (name, spec dict or Units)")]
+
+
+@register
+class EFH(_HarmoniumEstimator):
+    """A general exponential family harmonium (seed 000 §2) learned by contrastive divergence.
+
+    Parameters
+    ----------
+    n_hidden : int, default 50
+        F, the number of hidden units (topics).
+    wings : list of (name, unit type), optional
+        The visible wings; unit types are names ("bernoulli", "binomial", "poisson",
+        "gaussian", "softmax", "replicated_softmax", "rate_poisson"), spec dicts
+        (``{"type": "binomial", "n_trials": 5}``) or :class:`~harmonium.models.undirected.units.Units`.
+        Default: one binary word wing ``[("words", "bernoulli")]`` (an RBM with ``hidden="bernoulli"``).
+    hidden : unit type, default "bernoulli"
+    scale_hidden_bias : bool, default False
+        Multiply the hidden biases by the document length (Replicated Softmax).
+    learning : {"pcd", "cd"}, default "pcd"
+        Persistent CD (Tieleman 2008) or CD-k (seed 000 §3.2 "brief sampling").
+    n_gibbs : int, default 1
+        k: Gibbs sweeps per update.
+    mean_field : bool, default False
+        Reconstruct with E[x | h] instead of sampling the visible units.
+    batch_size : int, default 100
+    n_iter : int, default 20
+        Epochs.
+    learning_rate : float, default 0.05
+    lr_schedule : {"constant", "exponential", "inverse", "linear"}, default "constant"
+    lr_decay : float, default 0.95
+        Per-epoch factor of the exponential schedule.
+    momentum : float, default 0.0
+        Final momentum (0.5 for the first epochs, Hinton 2010 §9).
+    weight_decay : float, default 0.0
+        L2 penalty on W.
+    init_scale : float, default 0.01
+        Standard deviation of the initial W; visible biases start at the base rates.
+    dtype : {"float32", "float64"}, default "float32"
+        Of parameters and products during learning (AIS always accumulates in float64).
+    n_ais_runs : int, default 100
+    n_temperatures : int, default 14500
+        AIS settings of ``log_partition``, ``score`` and ``log_likelihood_documents``.
+    evaluate_every : int, default 1
+        Epochs between monitoring entries in ``trace_`` (0: only at the end): the reconstruction
+        error and, for binary wings, the pseudo-log-likelihood on the first 1,000 documents.
+    checkpoint_path : path, optional
+    checkpoint_every : int, default 5
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    model_ : Harmonium
+        The learned model (parameters in ``model_.params``).
+    components_, intercept_visible_, intercept_hidden_ : ndarray
+        scikit-learn's names for W^T, theta and lambda of the first wing.
+    base_rates_ : list of ndarray
+        Per-wing data means (the AIS base-rate model).
+    vocabulary_, n_iter_, seed_, trace_
+
+    Examples
+    --------
+    >>> from harmonium.datasets import load_debian
+    >>> corpus = load_debian(n_docs=2000)
+    >>> rbm = EFH(n_hidden=20, n_iter=5, random_state=0).fit(corpus)
+    >>> rbm.transform(corpus).shape[1]
+    20
+    >>> rbm.score(corpus[:100])  # mean log p(x) per document, log Z by AIS  # doctest: +SKIP
+    """
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "wings": [NONE, InstanceOf((list, tuple), "a list of wings")],
+                              "hidden": _units_spec_constraint(), "scale_hidden_bias": [Options((False, True))]}
+
+    def __init__(self, n_hidden: int = 50, *, wings=None, hidden="bernoulli", scale_hidden_bias: bool = False,
+                 learning: str = "pcd", n_gibbs: int = 1, mean_field: bool = False, batch_size: int = 100,
+                 n_iter: int = 20, learning_rate: float = 0.05, lr_schedule: str = "constant", lr_decay: float = 0.95,
+                 momentum: float = 0.0, weight_decay: float = 0.0, init_scale: float = 0.01, dtype: str = "float32",
+                 n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1, checkpoint_path=None,
+                 checkpoint_every: int = 5, random_state=None):
+        self._set_common(locals())
+
+    def _architecture(self):
+        wings = self.wings if self.wings is not None else [("words", "bernoulli")]
+        where = type(self).__name__
+        out = []
+        for i, w in enumerate(wings):
+            if not isinstance(w, (tuple, list)) or len(w) != 2:
+                raise InvalidParameterError(f"The 'wings' parameter of {where} must be a list of (name, unit type) "
+                                            f"pairs. Got {w!r} at position {i}.")
+            out.append((str(w[0]), units_from_spec(w[1], where)))
+        for _, u in out[1:]:
+            if u.needs_lengths:
+                raise InvalidParameterError(f"{where}: only the first wing may be replicated softmax / rate Poisson.")
+        return out, units_from_spec(self.hidden, where), bool(self.scale_hidden_bias), set()
+
+
+@register
+class GBEFH(_HarmoniumEstimator):
+    """GB-EFH (seed 000 eqs. 4-6): binary word occurrences, unit-variance Gaussian topics, lambda = 0.
+
+    x_i | h ~ Bernoulli(sigmoid(theta_i + W_i h)), h_j | x ~ N(sum_i x_i W_ij, 1);
+    ``transform`` returns E[h | x] = W^T x (seed 000 eq. 22). Parameters as :class:`EFH`
+    (``fit_hidden_bias=True`` learns lambda as well).
+    """
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "fit_hidden_bias": [Options((False, True))]}
+
+    def __init__(self, n_hidden: int = 50, *, fit_hidden_bias: bool = False, learning: str = "pcd", n_gibbs: int = 1,
+                 mean_field: bool = False, batch_size: int = 100, n_iter: int = 20, learning_rate: float = 0.01,
+                 lr_schedule: str = "constant", lr_decay: float = 0.95, momentum: float = 0.0,
+                 weight_decay: float = 0.0, init_scale: float = 0.01, dtype: str = "float32", n_ais_runs: int = 100,
+                 n_temperatures: int = 14_500, evaluate_every: int = 1, checkpoint_path=None,
+                 checkpoint_every: int = 5, random_state=None):
+        self._set_common(locals())
+
+    def _architecture(self):
+        fixed = set() if self.fit_hidden_bias else {"h:bias"}
+        return [("words", BernoulliUnits())], GaussianUnits(1.0), False, fixed
+
+
+@register
+class DualWingHarmonium(_HarmoniumEstimator):
+    """The dual-wing harmonium (Xing, Yan & Hauptmann 2005): words and real features share Gaussian topics.
+
+    Word wing ``word_units`` ("bernoulli": binary occurrences as in the paper, or "binomial",
+    "poisson", "replicated_softmax"), feature wing of unit-variance Gaussians (standardised
+    columns by default), hidden units N(x^T W + z^T U, 1) with lambda = 0. ``fit(corpus)`` takes
+    the Corpus's ``features``; or ``fit(X, features=Z)``.
+
+    With Gaussian features and Gaussian topics the joint is normalisable only while the
+    feature coupling stays below 1 in spectral norm; keep ``learning_rate`` small or use
+    ``weight_decay`` (a model that drifts out shows up as NaN in ``trace_``).
+    """
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "word_units": _units_spec_constraint(),
+                              "standardize_features": [Options((False, True))]}
+
+    def __init__(self, n_hidden: int = 20, *, word_units="bernoulli", standardize_features: bool = True,
+                 learning: str = "pcd", n_gibbs: int = 1, mean_field: bool = False, batch_size: int = 100,
+                 n_iter: int = 20, learning_rate: float = 0.005, lr_schedule: str = "constant", lr_decay: float = 0.95,
+                 momentum: float = 0.0, weight_decay: float = 0.001, init_scale: float = 0.01, dtype: str = "float32",
+                 n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1, checkpoint_path=None,
+                 checkpoint_every: int = 5, random_state=None):
+        self._set_common(locals())
+
+    def _architecture(self):
+        words = units_from_spec(self.word_units, type(self).__name__)
+        return [("words", words), ("features", GaussianUnits(1.0))], GaussianUnits(1.0), False, {"h:bias"}
+
+
+@register
+class ReplicatedSoftmax(_HarmoniumEstimator):
+    """Replicated Softmax (Salakhutdinov & Hinton 2009; seed 001 eq. 5), an undirected topic model of counts.
+
+    Each document's D words are D draws of one softmax over the vocabulary, sharing weights;
+    binary topic units; the hidden biases are scaled by D. Learned by CD-k
+    (``learning="cd"``, ``n_gibbs`` as the paper's CD1..CD5) with momentum and weight decay.
+    The defaults (CD-1, learning rate 0.003, momentum 0.9, weight decay 0.001, 20 epochs) gave
+    the best held-out perplexity of the few settings tried on Debian (2,000 words, K = 50);
+    longer CD-1 runs raised the reconstruction quality but *lowered* the likelihood there
+    (perplexity 752 after 20 epochs, 2,793 after 60; persistent CD 1,021), so monitor the AIS
+    likelihood, not the reconstruction error.
+    :meth:`perplexity` is the paper's per-word held-out perplexity with log Z per document
+    length by AIS.
+    """
+
+    def __init__(self, n_hidden: int = 50, *, learning: str = "cd", n_gibbs: int = 1, mean_field: bool = False,
+                 batch_size: int = 100, n_iter: int = 20, learning_rate: float = 0.003, lr_schedule: str = "constant",
+                 lr_decay: float = 0.95, momentum: float = 0.9, weight_decay: float = 0.001, init_scale: float = 0.01,
+                 dtype: str = "float32", n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
+                 checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
+        self._set_common(locals())
+
+    def _architecture(self):
+        return [("words", ReplicatedSoftmaxUnits())], BernoulliUnits(), True, set()
+
+    def perplexity(self, X, *, random_state=0):
+        """Held-out per-word perplexity exp(- sum_d log p(v_d) / sum_d D_d), log Z(D) by AIS.
+
+        Returns :class:`harmonium.evaluation.PerplexityResult` (the same as
+        ``harmonium.evaluation.perplexity(model, corpus)``).
+        """
+        from harmonium.evaluation.likelihood import perplexity
+
+        self._check_fitted()
+        corpus = as_corpus(X, f"{type(self).__name__}.perplexity", self.vocabulary_)
+        return perplexity(self, corpus, random_state=random_state)
+
+
+@register
+class RatePoisson(_HarmoniumEstimator):
+    """The rate-adapting Poisson model (Gehler, Holub & Welling 2006).
+
+    Counts given the topics are Poisson with rates D softmax(b + W h), which adapt to the
+    document length D; topics are binary (``hidden_trials=1``) or binomial. Learned by CD with
+    Poisson reconstructions as in the paper. Likelihoods (``score``, ``perplexity``) are those
+    of the proper model conditioned on D (counts multinomial given D and h, hidden biases not
+    scaled), whose conditional p(h | x) is the RAP's.
+    """
+
+    _parameter_constraints = {**_COMMON_CONSTRAINTS, "hidden_trials": [Interval("int", 1, None)]}
+
+    def __init__(self, n_hidden: int = 50, *, hidden_trials: int = 1, learning: str = "cd", n_gibbs: int = 1,
+                 mean_field: bool = False, batch_size: int = 100, n_iter: int = 20, learning_rate: float = 0.001,
+                 lr_schedule: str = "constant", lr_decay: float = 0.95, momentum: float = 0.9,
+                 weight_decay: float = 0.001, init_scale: float = 0.01, dtype: str = "float32", n_ais_runs: int = 100,
+                 n_temperatures: int = 14_500, evaluate_every: int = 1, checkpoint_path=None,
+                 checkpoint_every: int = 5, random_state=None):
+        self._set_common(locals())
+
+    def _architecture(self):
+        from harmonium.models.undirected.units import BinomialUnits
+
+        hidden = BernoulliUnits() if self.hidden_trials == 1 else BinomialUnits(self.hidden_trials)
+        return [("words", RatePoissonUnits())], hidden, False, set()
+
+    perplexity = ReplicatedSoftmax.perplexity
