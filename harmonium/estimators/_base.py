@@ -8,6 +8,7 @@ Models are saved as harmonium model files (:mod:`harmonium.io`), never pickles.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 
@@ -21,6 +22,17 @@ from harmonium.errors import CorpusError, ModelFileError
 from harmonium.io import read_model_file, write_model_file
 
 _REGISTRY: dict[str, type] = {}
+
+# Estimators whose modules are imported on first use (``import harmonium`` stays light); ``load`` imports
+# the module that registers a class it has not seen yet.
+LAZY_ESTIMATORS: dict[str, str] = {
+    "EFH": "harmonium.estimators.efh",
+    "GBEFH": "harmonium.estimators.efh",
+    "DualWingHarmonium": "harmonium.estimators.efh",
+    "ReplicatedSoftmax": "harmonium.estimators.efh",
+    "RatePoisson": "harmonium.estimators.efh",
+    "HCRF": "harmonium.estimators.hcrf",
+}
 
 
 def register(cls):
@@ -116,11 +128,13 @@ def load(path):
     """
     mf = read_model_file(path)
     name = mf.manifest["class"]
+    if name not in _REGISTRY and name in LAZY_ESTIMATORS:
+        importlib.import_module(LAZY_ESTIMATORS[name])
     cls = _REGISTRY.get(name)
     if cls is None:
         raise ModelFileError(
             f"{os.fspath(path)!r} holds a model of class {name!r}, which this harmonium does not know "
-            f"(known: {', '.join(sorted(_REGISTRY)) or 'none'})."
+            f"(known: {', '.join(sorted(set(_REGISTRY) | set(LAZY_ESTIMATORS)))})."
         )
     if mf.manifest.get("kind", "model") != "model":
         raise ModelFileError(f"{os.fspath(path)!r} is a {mf.manifest.get('kind')} file, not a model; "
