@@ -29,6 +29,8 @@ Examples::
         --ais-runs 50 --ais-temperatures 2000 --out benchmarks/results/efh-rbm-debian-full.jsonl
     OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/efh_peers.py rsm-lda --topics 50 \\
         --out benchmarks/results/efh-rsm-lda-debian.jsonl
+    OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/efh_peers.py rsm-lda --corpus pypi --topics 50 \\
+        --rsm-epochs 5 --lda-iters 100 --out benchmarks/results/efh-rsm-lda-pypi.jsonl
     .venv/bin/python benchmarks/efh_peers.py table benchmarks/results/efh-*.jsonl
 """
 
@@ -55,11 +57,11 @@ RBM_SYSTEMS = ("harmonium", "sklearn-float64", "sklearn-float32", "sklearn-dense
 
 
 # -- data -------------------------------------------------------------------------------------
-def _debian(vocab: str):
+def _debian(vocab: str, name: str = "debian", max_docs: int | None = None):
+    """The corpus (:func:`_common.load_corpus`), its most frequent ``vocab`` words, and the 90/10 split (seed 0)."""
     from harmonium.corpus import Corpus, train_test_split
-    from harmonium.datasets import load_debian
 
-    corpus = load_debian()
+    corpus = C.load_corpus(name, max_docs)
     if vocab != "full":
         counts = corpus.counts
         top = np.sort(np.argsort(-np.asarray(counts.sum(axis=0)).ravel(), kind="stable")[: int(vocab)])
@@ -223,12 +225,12 @@ def cmd_rbm(args) -> None:
 
 
 def cmd_rsm_lda(args) -> None:
-    corpus, train, test = _debian(str(args.vocab))
+    corpus, train, test = _debian(str(args.vocab), args.corpus, args.max_docs)
     f = np.asarray(train.counts.sum(axis=0)).ravel() + 0.5
     f /= f.sum()
     unigram = float(np.exp(-(test.counts @ np.log(f)).sum() / test.n_tokens))
-    info = {"vocab": args.vocab, "n_words": corpus.n_words, "n_train": train.n_docs, "n_test": test.n_docs,
-            "n_test_tokens": int(test.n_tokens), "unigram_perplexity": unigram}
+    info = {"corpus": args.corpus, "vocab": args.vocab, "n_words": corpus.n_words, "n_train": train.n_docs,
+            "n_test": test.n_docs, "n_test_tokens": int(test.n_tokens), "unigram_perplexity": unigram}
     print(json.dumps(info), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp, "data.npz"))
@@ -262,14 +264,15 @@ def cmd_table(args) -> None:
                   f"| {r['log_z_se']:.3f} | {r['ais_runs']} x {r['ais_temperatures']} "
                   f"| {r.get('other_busy_cores', float('nan')):.2f} |")
     rl = [r for r in rows if r.get("task") == "rsm-lda" and "error" not in r]
-    if rl:
-        r0 = rl[0]
-        print(f"\nRSM vs LDA, Debian ({r0['n_words']} words), K = {r0['topics']}, {r0['n_train']} training / "
+    for name in sorted({r.get("corpus", "debian") for r in rl}):
+        sel = [r for r in rl if r.get("corpus", "debian") == name]
+        r0 = sel[0]
+        print(f"\nRSM vs LDA, {name} ({r0['n_words']} words), K = {r0['topics']}, {r0['n_train']} training / "
               f"{r0['n_test']} test documents ({r0['n_test_tokens']} tokens); unigram perplexity "
               f"{r0['unigram_perplexity']:.1f}")
         print("| model | held-out perplexity | +-2 s.e. | estimator | fit s | eval s | document completion |")
         print("|---|---|---|---|---|---|---|")
-        for r in rl:
+        for r in sel:
             lo, hi = r["perplexity_interval"]
             comp = r.get("completion_perplexity")
             print(f"| {r['system']} | {r['perplexity']:.1f} | [{lo:.1f}, {hi:.1f}] | {r['estimator']} "
@@ -295,6 +298,8 @@ def main() -> None:
     a.add_argument("--timeout", type=float, default=1800)
     a.add_argument("--out", required=True)
     b = sub.add_parser("rsm-lda")
+    b.add_argument("--corpus", choices=C.CORPORA, default="debian")
+    b.add_argument("--max-docs", type=int, help="first N documents of the corpus only")
     b.add_argument("--vocab", default="2000")
     b.add_argument("--topics", type=int, default=50)
     b.add_argument("--systems", nargs="+", default=["rsm", "lda"], choices=("rsm", "lda"))
