@@ -124,8 +124,21 @@ def _topic_keys(topics, top_n, where) -> list[list]:
         row = list(t)[:top_n]
         if len(row) < 2:
             raise InvalidParameterError(f"topic {k} has {len(row)} top words; coherence needs at least 2 ({where}).")
-        keys.append([w if isinstance(w, str) else int(w) for w in row])
+        keys.append([_term_or_id(w, k, where) for w in row])
     return keys
+
+
+def _term_or_id(w, k: int, where: str):
+    """A term, a word id, or the term of a ``(term, weight)`` pair as ``top_words()`` returns."""
+    if isinstance(w, tuple) and len(w) == 2 and isinstance(w[0], str):
+        return w[0]
+    if isinstance(w, str):
+        return w
+    if isinstance(w, (int, np.integer)):
+        return int(w)
+    raise InvalidParameterError(
+        f"topic {k} holds {w!r}; {where} takes terms, word ids or (term, weight) pairs as from top_words()."
+    )
 
 
 def _relevant(keys: list[list]) -> dict:
@@ -292,7 +305,8 @@ def coherence(
     Parameters
     ----------
     topics : model with ``topic_word_`` (and ``vocabulary_``), (K, V) array, or lists of top words
-        Lists hold terms or word ids, most probable first.
+        Lists hold terms, word ids or ``(term, weight)`` pairs (``model.top_words(n)``), most
+        probable first.
     reference : Corpus, TokenStream, or sequence of token sequences
         See :func:`cooccurrence`. Sliding windows need texts in reading order.
     measure : {"u_mass", "c_uci", "c_npmi", "c_v"}, default "c_npmi"

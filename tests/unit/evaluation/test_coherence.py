@@ -105,6 +105,10 @@ def test_word_ids_and_token_streams():
     np.testing.assert_allclose(coherence(np.array(ids), corpus, measure="c_npmi", top_n=3).per_topic, b)
     seqs = [np.array([VOCAB.index(w) for w in t]) for t in TEXTS]
     np.testing.assert_allclose(coherence(ids, seqs, measure="c_npmi", top_n=3).per_topic, b)
+    pairs = [[(w, 1.0 / (i + 1)) for i, w in enumerate(t)] for t in TOPIC]  # as model.top_words(n) returns
+    np.testing.assert_allclose(coherence(pairs, corpus, measure="c_npmi", top_n=3).per_topic, b)
+    with pytest.raises(InvalidParameterError, match=r"\(term, weight\) pairs"):
+        coherence([[0.5, 0.3, 0.2]], corpus, measure="c_npmi", top_n=3)
 
 
 def test_model_topics_are_matched_by_term():
