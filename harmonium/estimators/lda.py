@@ -258,7 +258,8 @@ class LDA(BaseEstimator):
                 "drop them with corpus.drop_empty() or Tokenizer(min_doc_length=1)."
             )
 
-    def fit(self, X, y=None, *, resume: bool = False, callback=None):
+    def fit(self, X, y=None, *, resume: bool = False, callback=None, client=None, n_shards=None,
+            sync_every: int = 1):
         """Fit the model to a corpus by ``n_iter`` Gibbs sweeps.
 
         Parameters
@@ -272,6 +273,18 @@ class LDA(BaseEstimator):
         callback : callable, optional
             ``callback(iteration, n_iter, info)`` after every sweep; return
             True to stop early (the fitted state is kept).
+        client : distributed.Client, optional
+            Train on this Dask cluster (docs/guides/scale-out.md): AD-LDA for
+            ``inference="parallel_gibbs"``, a distributed E-step for ``"vb"``
+            and ``"online_vb"``. ``X`` may then be the path of an on-disk
+            corpus, which the workers read themselves. ``dask_stats_`` records
+            bytes moved and time per step, peak memory per worker, recoveries.
+        n_shards : int, optional
+            Shards of the corpus (default: the cluster's workers). The same
+            seed and ``n_shards`` give identical results on any cluster; with
+            ``client=None`` the shards run in this process (the reference).
+        sync_every : int, default 1
+            AD-LDA: local sweeps between merges of the word-topic counts.
 
         Returns
         -------
@@ -280,6 +293,11 @@ class LDA(BaseEstimator):
         self._validate_params()
         if resume and self.checkpoint_path is None:
             raise InvalidParameterError("LDA.fit(resume=True) needs checkpoint_path to be set.")
+        if client is not None or n_shards is not None:
+            from harmonium.estimators import _lda_dask
+
+            return _lda_dask.fit(self, X, client, n_shards=n_shards, sync_every=sync_every, resume=resume,
+                                 callback=callback)
         corpus = as_corpus(X, "LDA.fit")
         self._check_training_corpus(corpus)
         self._online_state = None
