@@ -1,0 +1,250 @@
+"""Direct-assignment Gibbs sampling for the HDP topic model (Teh et al. 2006 §5.3; seed 002 §4).
+
+The state is (z, tau, alpha, gamma): every token's topic, the global topic
+weights tau = (tau_1..tau_K, tau_u) and the two concentrations. One
+``kernel`` call is one iteration:
+
+1. a systematic sweep z_i | z_-i, tau (seed 002 eq. 1-2), creating a topic from
+   the tau_u mass and dropping emptied topics (:func:`harmonium._kernels.hdp.da_sweep`);
+2. table counts m_dk ~ A[n_dk, alpha tau_k] (seed 002 §4);
+3. if requested, alpha | m, n by the auxiliary variables of Teh et al. (2006,
+   appendix A) and gamma | K, m by Escobar & West (1995, §6), tau integrated out;
+4. tau ~ D[m_.1, ..., m_.K, gamma] (seed 002 eq. 3 with one level).
+
+Steps 2-4 are a data augmentation with m: each leaves p(z, tau, alpha, gamma | w)
+invariant, which tests/statistical/test_hdp_exact.py checks exactly on a
+corpus small enough to enumerate every clustering of its tokens.
+
+State / init / kernel as in DESIGN.md. The count tables have spare columns
+(the capacity); they grow when a sweep needs more, which does not change the
+chain (same seed, same draws).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from harmonium._kernels import hdp as khdp
+from harmonium.corpus.corpus import TokenStream
+from harmonium.models.directed.hdp import HDPModel
+from harmonium.models.directed.lda import doc_count_dtype
+
+
+class DirectAssignmentState(NamedTuple):
+    """Topic of every token, the counts it implies (first ``n_topics`` columns used) and the global weights."""
+
+    z: np.ndarray  # (N,) int32, values < n_topics
+    n_dk: np.ndarray  # (D, capacity)
+    n_wk: np.ndarray  # (V, capacity) int32
+    n_k: np.ndarray  # (capacity,) int32
+    tau: np.ndarray  # (capacity + 1,) float64; tau[n_topics] = tau_u
+    n_topics: int
+    alpha: float
+    gamma: float
+
+    @property
+    def capacity(self) -> int:
+        return self.n_k.shape[0]
+
+
+class DirectAssignmentInfo(NamedTuple):
+    """Per-iteration diagnostics. ``log_likelihood`` = log p(w | z, beta); ``log_joint`` adds
+    log p(z | tau, alpha) (both NaN when not computed)."""
+
+    log_likelihood: float
+    log_joint: float
+    n_topics: int
+    n_tables: int
+    n_changed: int
+    n_new: int
+
+
+def _alloc(tokens: TokenStream, model: HDPModel, capacity: int):
+    n_docs = tokens.doc_ptr.shape[0] - 1
+    n_dk = np.zeros((n_docs, capacity), dtype=doc_count_dtype(tokens.doc_ptr))
+    n_wk = np.zeros((model.n_words, capacity), dtype=np.int32)
+    n_k = np.zeros(capacity, dtype=np.int32)
+    tau = np.zeros(capacity + 1, dtype=np.float64)
+    return n_dk, n_wk, n_k, tau
+
+
+def state_from_assignments(tokens: TokenStream, model: HDPModel, z, tau, alpha: float, gamma: float,
+                           *, capacity: int | None = None) -> DirectAssignmentState:
+    """The state for assignments ``z`` (labels 0..K-1, all used) and weights ``tau`` (K + 1 entries)."""
+    z = np.ascontiguousarray(z, dtype=np.int32)
+    tau = np.asarray(tau, dtype=np.float64)
+    K = tau.shape[0] - 1
+    cap = max(2 * K, 8) if capacity is None else max(int(capacity), K + 1)
+    n_dk, n_wk, n_k, tau_full = _alloc(tokens, model, cap)
+    khdp.count_assignments(tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k)
+    tau_full[: K + 1] = tau
+    return DirectAssignmentState(z, n_dk, n_wk, n_k, tau_full, K, float(alpha), float(gamma))
+
+
+def init(rng: np.random.Generator, tokens: TokenStream, model: HDPModel, *, n_topics: int = 1,
+         alpha: float = 1.0, gamma: float = 1.0) -> DirectAssignmentState:
+    """Topics uniformly at random among ``n_topics``; empty ones dropped; tau drawn given the tables."""
+    N = tokens.words.shape[0]
+    z = rng.integers(0, n_topics, size=N, dtype=np.int32)
+    used = np.unique(z)
+    z = np.searchsorted(used, z).astype(np.int32)
+    K = used.shape[0]
+    state = state_from_assignments(tokens, model, z, np.full(K + 1, 1.0 / (K + 1)), alpha, gamma)
+    m_k = np.zeros(state.capacity, dtype=np.int64)
+    khdp.sample_tables(rng, state.n_dk, K, state.alpha, state.tau, m_k)
+    khdp.sample_tau(rng, m_k, K, state.gamma, state.tau)
+    return state
+
+
+def conditional(state: DirectAssignmentState, tokens: TokenStream, model: HDPModel, i: int) -> np.ndarray:
+    """Normalised p(z_i = . | z_-i, tau) over the K used topics and a new one (last entry); state unchanged.
+
+    If token i is alone in its topic, that topic is empty without it: its
+    weight moves to the new-topic entry, as in the sweep.
+    """
+    d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
+    w = int(tokens.words[i])
+    K = state.n_topics
+    n_dk = state.n_dk.copy()
+    n_wk = state.n_wk.copy()
+    n_k = state.n_k.copy()
+    tau = state.tau.copy()
+    old = int(state.z[i])
+    n_dk[d, old] -= 1
+    n_wk[w, old] -= 1
+    n_k[old] -= 1
+    if n_k[old] == 0:
+        tau[K] += tau[old]
+        tau[old] = 0.0
+    p = np.empty(K + 1)
+    khdp.da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, state.alpha, model.beta, model.beta * model.n_words)
+    return p / p.sum()
+
+
+def grow(state: DirectAssignmentState, capacity: int) -> DirectAssignmentState:
+    """The same state with count tables of ``capacity`` columns."""
+    n_docs, old = state.n_dk.shape
+    n_dk = np.zeros((n_docs, capacity), dtype=state.n_dk.dtype)
+    n_dk[:, :old] = state.n_dk
+    n_wk = np.zeros((state.n_wk.shape[0], capacity), dtype=np.int32)
+    n_wk[:, :old] = state.n_wk
+    n_k = np.zeros(capacity, dtype=np.int32)
+    n_k[:old] = state.n_k
+    tau = np.zeros(capacity + 1)
+    tau[: old + 1] = state.tau
+    return state._replace(n_dk=n_dk, n_wk=n_wk, n_k=n_k, tau=tau)
+
+
+def resample_alpha(rng: np.random.Generator, alpha: float, m_total: int, doc_lengths: np.ndarray,
+                   prior: tuple[float, float], n_iter: int = 1) -> float:
+    """alpha | m, n by auxiliary variables (Teh et al. 2006, appendix A; Escobar & West 1995).
+
+    w_j ~ Beta(alpha + 1, n_j), s_j ~ Bernoulli(n_j / (n_j + alpha)), then
+    alpha ~ Gamma(a + m.. - sum s_j, rate b - sum log w_j); each round leaves
+    p(alpha | m, n) of :mod:`harmonium.models.directed.hdp` invariant.
+    ``doc_lengths`` must be positive.
+    """
+    shape, rate = prior
+    n = doc_lengths
+    for _ in range(n_iter):
+        w = rng.beta(alpha + 1.0, n)
+        s = rng.random(n.shape[0]) * (n + alpha) < n
+        r = rate - float(np.sum(np.log(w)))
+        alpha = float(rng.gamma(shape + m_total - int(np.count_nonzero(s)), 1.0 / r))
+    return max(alpha, 1e-300)
+
+
+def resample_gamma(rng: np.random.Generator, gamma: float, n_topics: int, m_total: int,
+                   prior: tuple[float, float], n_iter: int = 1) -> float:
+    """gamma | K, m.. by Escobar & West (1995, §6): eta ~ Beta(gamma + 1, m..), then a two-Gamma mixture.
+
+    gamma ~ pi Gamma(a + K, b - log eta) + (1 - pi) Gamma(a + K - 1, b - log eta),
+    pi / (1 - pi) = (a + K - 1) / (m.. (b - log eta)).
+    """
+    shape, rate = prior
+    for _ in range(n_iter):
+        eta = rng.beta(gamma + 1.0, m_total)
+        r = rate - float(np.log(eta))
+        odds = (shape + n_topics - 1) / (m_total * r)
+        k_shape = shape + n_topics if rng.random() * (1.0 + odds) < odds else shape + n_topics - 1
+        gamma = float(rng.gamma(k_shape, 1.0 / r))
+    return max(gamma, 1e-300)
+
+
+def build_kernel(*, sample_alpha: bool = False, sample_gamma: bool = False, concentration_iter: int = 5,
+                 compute_log_joint: bool = True, growth: float = 1.5, sweep=None, tables=None):
+    """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
+
+    Parameters
+    ----------
+    sample_alpha, sample_gamma : bool
+        Resample the concentrations from their conditionals (``concentration_iter`` rounds each).
+    compute_log_joint : bool
+        Compute ``info.log_likelihood`` and ``info.log_joint`` (O(DK + VK)); NaN otherwise.
+    growth : float
+        Factor by which the capacity grows when a sweep runs out of columns.
+    sweep, tables : callable, optional
+        Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
+        (same signatures); tests pass deliberately broken kernels here.
+    """
+    sweep_fn = khdp.da_sweep if sweep is None else sweep
+    tables_fn = khdp.sample_tables if tables is None else tables
+    cache = {}
+
+    def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
+        key = id(tokens)
+        if cache.get("key") != key:
+            lengths = np.diff(tokens.doc_ptr).astype(np.float64)
+            cache.update(key=key, lengths=lengths[lengths > 0])
+        N = tokens.words.shape[0]
+        K = state.n_topics
+        i = 0
+        n_changed = n_new = 0
+        while True:
+            p = np.empty(state.capacity + 1)
+            K, nc, nn, i = sweep_fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk,
+                                    state.n_k, state.tau, K, state.alpha, model.beta, state.gamma, p, i)
+            n_changed += nc
+            n_new += nn
+            if i >= N:
+                break
+            state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
+        remap = np.empty(K, dtype=np.int64)
+        K = int(khdp.compact(state.z, state.n_dk, state.n_wk, state.n_k, state.tau, K, remap))
+        m_k = np.zeros(max(K, 1), dtype=np.int64)
+        m_total = int(tables_fn(rng, state.n_dk, K, state.alpha, state.tau, m_k))
+        alpha, gamma = state.alpha, state.gamma
+        if sample_alpha:
+            alpha = resample_alpha(rng, alpha, m_total, cache["lengths"], model.alpha_prior, concentration_iter)
+        if sample_gamma:
+            gamma = resample_gamma(rng, gamma, K, m_total, model.gamma_prior, concentration_iter)
+        khdp.sample_tau(rng, m_k, K, gamma, state.tau)
+        state = state._replace(n_topics=K, alpha=alpha, gamma=gamma)
+        if compute_log_joint:
+            ll = float(khdp.word_log_likelihood(state.n_wk, state.n_k, K, model.beta))
+            lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, alpha, state.tau))
+        else:
+            ll = lj = float("nan")
+        return state, DirectAssignmentInfo(ll, lj, K, m_total, int(n_changed), int(n_new))
+
+    return kernel
+
+
+def topic_word(state: DirectAssignmentState, model: HDPModel) -> np.ndarray:
+    """E[phi | z, w] of the used topics: (K, V), phi_kw = (n_wk + beta) / (n_k + V beta)."""
+    K = state.n_topics
+    V = model.n_words
+    return ((state.n_wk[:, :K].T + model.beta) / (state.n_k[:K, None] + V * model.beta)).astype(np.float64)
+
+
+def doc_topic(state: DirectAssignmentState) -> np.ndarray:
+    """E[pi_j | z, tau] over the K used topics and the new-topic mass (last column): (D, K + 1).
+
+    (n_jk + alpha tau_k) / (n_j + alpha) (seed 002 footnote 2).
+    """
+    K = state.n_topics
+    num = state.n_dk[:, :K].astype(np.float64) + state.alpha * state.tau[None, :K]
+    num = np.concatenate([num, np.full((num.shape[0], 1), state.alpha * state.tau[K])], axis=1)
+    return num / num.sum(axis=1, keepdims=True)
