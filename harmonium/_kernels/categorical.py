@@ -21,3 +21,20 @@ def draw_unnormalised(rng, p, n):
         if u < p[k]:
             return k
     return n - 1
+
+
+@njit(cache=True, nogil=True)
+def draw_from_cumulative(rng, cum, total, n):
+    """Index k in [0, n) with probability (cum[k] - cum[k-1]) / total, from a prefix sum ``cum``.
+
+    One uniform, inverted by linear search; uniform over [0, n) when ``total`` is 0 (every weight
+    underflowed), so a caller never gets an out-of-range index.
+    """
+    u = rng.random()
+    if total <= 0.0:
+        return min(int(u * n), n - 1)
+    u *= total
+    for k in range(n - 1):
+        if u < cum[k]:
+            return k
+    return n - 1

@@ -22,18 +22,7 @@ import math
 
 from numba import njit
 
-
-@njit(cache=True, nogil=True)
-def _invert(rng, cum, total, K):
-    """Index k with probability (cum[k] - cum[k-1]) / total; uniform when total is 0. One uniform."""
-    u = rng.random()
-    if total <= 0.0:
-        return min(int(u * K), K - 1)
-    u *= total
-    for k in range(K - 1):
-        if u < cum[k]:
-            return k
-    return K - 1
+from harmonium._kernels.categorical import draw_from_cumulative as _invert
 
 
 @njit(cache=True, nogil=True)
