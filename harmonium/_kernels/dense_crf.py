@@ -97,6 +97,23 @@ def sequential_sweep(feats, dim_ptr, weights, unary, compat, order, Q, msg, q_ne
     return biggest
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _corner(pos, i, corner, strides):
+    """Weight and flat cell of corner ``corner`` (bit d: upper neighbour on axis d) of point i's cell."""
+    w = 1.0
+    cell = 0
+    for d in range(pos.shape[1]):
+        base = math.floor(pos[i, d])
+        frac = pos[i, d] - base
+        if (corner >> d) & 1:
+            w *= frac
+            cell += (int(base) + 1) * strides[d]
+        else:
+            w *= 1.0 - frac
+            cell += int(base) * strides[d]
+    return w, cell
+
+
 @njit(cache=True, nogil=True)
 def splat(pos, values, strides, grid):
     """ADD each point's ``values`` (N, L) into the grid cells around it, multilinearly.
@@ -109,17 +126,7 @@ def splat(pos, values, strides, grid):
     L = values.shape[1]
     for i in range(N):
         for corner in range(1 << D):
-            w = 1.0
-            cell = 0
-            for d in range(D):
-                base = math.floor(pos[i, d])
-                frac = pos[i, d] - base
-                if (corner >> d) & 1:
-                    w *= frac
-                    cell += (int(base) + 1) * strides[d]
-                else:
-                    w *= 1.0 - frac
-                    cell += int(base) * strides[d]
+            w, cell = _corner(pos, i, corner, strides)
             if w == 0.0:
                 continue
             for l in range(L):
@@ -135,17 +142,7 @@ def slice_grid(pos, strides, grid, out):
         for l in range(L):
             out[i, l] = 0.0
         for corner in range(1 << D):
-            w = 1.0
-            cell = 0
-            for d in range(D):
-                base = math.floor(pos[i, d])
-                frac = pos[i, d] - base
-                if (corner >> d) & 1:
-                    w *= frac
-                    cell += (int(base) + 1) * strides[d]
-                else:
-                    w *= 1.0 - frac
-                    cell += int(base) * strides[d]
+            w, cell = _corner(pos, i, corner, strides)
             if w == 0.0:
                 continue
             for l in range(L):
