@@ -1,0 +1,404 @@
+"""The ``HDP`` estimator: the hierarchical Dirichlet process topic model by direct-assignment Gibbs sampling.
+
+Model: :mod:`harmonium.models.directed.hdp`; algorithm:
+:mod:`harmonium.inference.mcmc.hdp_direct_assignment` (Teh et al. 2006 §5.3;
+seed 002 §4, eqs. 1-3), with the concentrations resampled by auxiliary
+variables (Escobar & West 1995; Teh et al. 2006, appendix A).
+
+Held-out evaluation uses the same code as LDA. The fitted HDP is, for a new
+document, the finite model with K + 1 topics: the K used topics with prior
+weights alpha tau_k, and one "new topic" with weight alpha tau_u whose word
+distribution is the prior predictive 1/V of an empty topic (seed 002 §4: the
+(K + 1)-th state is the pool of all unused states). :meth:`HDP.predictive_topics`
+returns that (topic_word, alpha) pair; :meth:`HDP.perplexity` (document
+completion) and :meth:`HDP.log_likelihood_documents` (the hook of
+:func:`harmonium.evaluation.log_likelihood`, left-to-right) score it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+
+import numpy as np
+
+from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval
+from harmonium.corpus.corpus import Corpus
+from harmonium.errors import CorpusError, InvalidParameterError
+from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.evaluation.completion import CompletionResult, document_completion
+from harmonium.inference.mcmc import hdp_direct_assignment as da
+from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.run import run
+from harmonium.io import load_checkpoint, save_checkpoint
+from harmonium.models.directed.hdp import HDPModel
+from harmonium.parallel.seeds import check_random_state
+
+_POSITIVE = Interval("real", 0, None, "neither")
+_PAIR = InstanceOf((tuple, list), "a (shape, rate) pair of positive floats")
+
+
+def _fingerprint(corpus: Corpus) -> dict:
+    ts = corpus.tokens()
+    crc = zlib.crc32(np.ascontiguousarray(ts.doc_ptr).view(np.uint8))
+    crc = zlib.crc32(np.ascontiguousarray(ts.words).view(np.uint8), crc)
+    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "n_tokens": int(ts.words.shape[0]), "crc32": crc}
+
+
+class _Predictive:
+    """The fitted HDP seen as a K + 1 topic model, for :func:`document_completion`."""
+
+    def __init__(self, hdp):
+        self.hdp = hdp
+        self.topic_word_, self.alpha_ = hdp.predictive_topics()
+
+    def transform(self, corpus):
+        return self.hdp._infer(corpus, None, None)
+
+
+@register
+class HDP(BaseEstimator):
+    """Hierarchical Dirichlet process topic model (Teh et al. 2006), fitted by direct-assignment Gibbs sampling.
+
+    The number of topics is inferred: topics are created from the mass
+    tau_u of the unused ones and removed when they empty (seed 002 §4).
+
+    Parameters
+    ----------
+    initial_topics : int, default 10
+        Topics of the random initial assignment (empty ones are dropped).
+    doc_concentration : float, default 1.0
+        alpha, the concentration of each document's DP: pi_j ~ DP(alpha, tau)
+        (the starting value when ``sample_concentrations``).
+    corpus_concentration : float, default 1.0
+        gamma, the concentration of the top-level DP: tau ~ GEM(gamma) (starting value likewise).
+    topic_word_prior : float, default 0.01
+        Symmetric Dirichlet prior beta of each topic's word distribution.
+    sample_concentrations : bool, default True
+        Resample alpha and gamma every iteration from their conditionals under
+        Gamma hyperpriors (auxiliary variables; Teh et al. 2006, appendix A).
+    doc_concentration_prior, corpus_concentration_prior : (shape, rate), default (1.0, 1.0)
+        Gamma hyperpriors of alpha and gamma.
+    n_iter : int, default 200
+        Gibbs iterations (each: one sweep over every token, tables, tau, concentrations).
+    evaluate_every : int, default 10
+        Record log p(w | z) and log p(w, z | tau, alpha) every this many iterations (and at the last).
+    n_transform_iter : int, default 50
+        Gibbs sweeps per call to :meth:`transform` (topics fixed); theta averaged over the second half.
+    checkpoint_path : str or path-like, optional
+        Where to write checkpoints during ``fit``; ``fit(resume=True)`` continues from it, bit-identically.
+    checkpoint_every : int, default 50
+    random_state : int, numpy Generator or None
+        Seed. ``None`` draws fresh entropy and records it in ``seed_``.
+
+    Attributes
+    ----------
+    n_topics_ : int
+        K, the number of used topics at the end.
+    topic_word_ : ndarray (K, V)
+        E[phi_k | z, w] = (n_kw + beta) / (n_k + V beta) of the final state.
+    alpha_ : ndarray (K,)
+        alpha tau_k, the prior weights of the used topics in a new document.
+    new_topic_weight_ : float
+        alpha tau_u, the prior weight of the unused topics.
+    tau_ : ndarray (K + 1,)
+        The global topic weights (last: tau_u).
+    doc_concentration_, corpus_concentration_ : float
+        Final alpha and gamma.
+    doc_topic_ : float32 ndarray (D, K)
+        E[pi_j | z, tau] over the used topics for the training documents, renormalised over them.
+    n_topics_trace_ : ndarray (n_iter_,)
+        K after every iteration.
+    trace_ : dict of lists
+        At each evaluation: ``iteration``, ``n_topics``, ``n_tables``, ``log_likelihood``
+        (log p(w | z)), ``log_likelihood_per_token``, ``log_joint`` (log p(w, z | tau, alpha)),
+        ``doc_concentration``, ``corpus_concentration``, ``n_new`` (topics created in that
+        iteration), ``n_changed``, ``seconds``; and ``n_topics_per_iteration``.
+    vocabulary_, n_iter_, seed_
+
+    Examples
+    --------
+    >>> from harmonium.datasets import load_debian
+    >>> corpus = load_debian(n_docs=2000)
+    >>> hdp = HDP(n_iter=100, random_state=0).fit(corpus)  # doctest: +SKIP
+    >>> hdp.n_topics_, hdp.top_words(5)[0]  # doctest: +SKIP
+    """
+
+    _parameter_constraints = {
+        "initial_topics": [Interval("int", 1, None)],
+        "doc_concentration": [_POSITIVE],
+        "corpus_concentration": [_POSITIVE],
+        "topic_word_prior": [_POSITIVE],
+        "sample_concentrations": [InstanceOf(bool, "a bool")],
+        "doc_concentration_prior": [_PAIR],
+        "corpus_concentration_prior": [_PAIR],
+        "n_iter": [Interval("int", 1, None)],
+        "evaluate_every": [Interval("int", 1, None)],
+        "n_transform_iter": [Interval("int", 1, None)],
+        "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
+        "checkpoint_every": [Interval("int", 1, None)],
+        "random_state": [RANDOM_STATE],
+    }
+
+    def __init__(
+        self,
+        initial_topics: int = 10,
+        *,
+        doc_concentration: float = 1.0,
+        corpus_concentration: float = 1.0,
+        topic_word_prior: float = 0.01,
+        sample_concentrations: bool = True,
+        doc_concentration_prior=(1.0, 1.0),
+        corpus_concentration_prior=(1.0, 1.0),
+        n_iter: int = 200,
+        evaluate_every: int = 10,
+        n_transform_iter: int = 50,
+        checkpoint_path=None,
+        checkpoint_every: int = 50,
+        random_state=None,
+    ):
+        self.initial_topics = initial_topics
+        self.doc_concentration = doc_concentration
+        self.corpus_concentration = corpus_concentration
+        self.topic_word_prior = topic_word_prior
+        self.sample_concentrations = sample_concentrations
+        self.doc_concentration_prior = doc_concentration_prior
+        self.corpus_concentration_prior = corpus_concentration_prior
+        self.n_iter = n_iter
+        self.evaluate_every = evaluate_every
+        self.n_transform_iter = n_transform_iter
+        self.checkpoint_path = checkpoint_path
+        self.checkpoint_every = checkpoint_every
+        self.random_state = random_state
+
+    # -- fitting ---------------------------------------------------------------------
+    def _check_pairs(self) -> None:
+        for name in ("doc_concentration_prior", "corpus_concentration_prior"):
+            v = getattr(self, name)
+            ok = len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+                                     and x > 0 for x in v)
+            if not ok:
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of HDP must be a (shape, rate) pair of positive floats "
+                    f"(a Gamma hyperprior). Got {v!r}."
+                )
+
+    def _check_training_corpus(self, corpus: Corpus) -> None:
+        if corpus.n_docs == 0:
+            raise CorpusError("HDP.fit got an empty corpus (0 documents).")
+        if corpus.n_tokens == 0:
+            raise CorpusError(f"HDP.fit got a corpus of {corpus.n_docs} documents with no tokens at all.")
+        empty = corpus.empty_documents()
+        if empty.size:
+            raise CorpusError(
+                f"document {int(empty[0])} is empty ({empty.size} empty documents in all) (HDP.fit); "
+                "drop them with corpus.drop_empty() or Tokenizer(min_doc_length=1)."
+            )
+
+    def _model(self, n_words: int) -> HDPModel:
+        return HDPModel(float(self.topic_word_prior), int(n_words),
+                        tuple(float(x) for x in self.doc_concentration_prior),
+                        tuple(float(x) for x in self.corpus_concentration_prior))
+
+    def fit(self, X, y=None, *, resume: bool = False, callback=None):
+        """Fit the model to a corpus by ``n_iter`` Gibbs iterations.
+
+        Parameters
+        ----------
+        X : Corpus, scipy.sparse matrix or 2-D array of counts, shape (D, V)
+        y : ignored
+        resume : bool, default False
+            Continue from ``checkpoint_path`` when that file exists (same
+            hyperparameters and corpus); the result is bit-identical to an
+            uninterrupted run.
+        callback : callable, optional
+            ``callback(iteration, n_iter, info)`` after every iteration; return True to stop early.
+        """
+        self._validate_params()
+        self._check_pairs()
+        if resume and self.checkpoint_path is None:
+            raise InvalidParameterError("HDP.fit(resume=True) needs checkpoint_path to be set.")
+        corpus = as_corpus(X, "HDP.fit")
+        self._check_training_corpus(corpus)
+        tokens = corpus.tokens()
+        model = self._model(corpus.n_words)
+        fingerprint = _fingerprint(corpus)
+
+        ckpt = None
+        if resume and os.path.exists(self.checkpoint_path):
+            ckpt = load_checkpoint(self.checkpoint_path, expected_class="HDP")
+            self._check_checkpoint(ckpt, fingerprint)
+        if ckpt is not None:
+            rng = ckpt.rng
+            extra = ckpt.extra
+            self.seed_ = extra.get("seed")
+            state = da.state_from_assignments(tokens, model, ckpt.arrays["z"], ckpt.arrays["tau"],
+                                              extra["alpha"], extra["gamma"])
+            start = int(ckpt.iteration)
+            trace = {k: list(v) for k, v in ckpt.trace.items()}
+        else:
+            rng, self.seed_ = check_random_state(self.random_state, "HDP")
+            state = da.init(rng, tokens, model, n_topics=self.initial_topics, alpha=self.doc_concentration,
+                            gamma=self.corpus_concentration)
+            start = 0
+            trace = {k: [] for k in ("iteration", "n_topics", "n_tables", "log_likelihood",
+                                     "log_likelihood_per_token", "log_joint", "doc_concentration",
+                                     "corpus_concentration", "n_new", "n_changed", "seconds",
+                                     "n_topics_per_iteration")}
+
+        kernel = da.build_kernel(sample_alpha=self.sample_concentrations, sample_gamma=self.sample_concentrations,
+                                 compute_log_joint=False)
+        n_tokens = fingerprint["n_tokens"]
+        t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
+        from harmonium._kernels import hdp as khdp
+
+        def on_iteration(it, st, info):
+            trace["n_topics_per_iteration"].append(int(st.n_topics))
+            stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
+            last = stop or it == self.n_iter
+            if it % self.evaluate_every == 0 or last:
+                K = st.n_topics
+                ll = float(khdp.word_log_likelihood(st.n_wk, st.n_k, K, model.beta))
+                lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, st.n_dk, K, st.alpha, st.tau))
+                for key, value in (("iteration", it), ("n_topics", K), ("n_tables", info.n_tables),
+                                   ("log_likelihood", ll), ("log_likelihood_per_token", ll / n_tokens),
+                                   ("log_joint", lj), ("doc_concentration", st.alpha),
+                                   ("corpus_concentration", st.gamma), ("n_new", info.n_new),
+                                   ("n_changed", info.n_changed), ("seconds", time.perf_counter() - t0)):
+                    trace[key].append(value)
+            if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
+                save_checkpoint(
+                    self.checkpoint_path, cls="HDP", params=self._json_params(),
+                    state_arrays={"z": st.z, "tau": st.tau[: st.n_topics + 1]},
+                    rng=rng, iteration=it, trace=trace,
+                    extra={"corpus": fingerprint, "seed": self.seed_, "alpha": st.alpha, "gamma": st.gamma},
+                )
+            return stop
+
+        state, last_it = run(rng, kernel, state, tokens, model, self.n_iter, start=start, callback=on_iteration)
+        self._set_fitted(state, model, corpus)
+        self.trace_ = trace
+        self.n_topics_trace_ = np.asarray(trace["n_topics_per_iteration"], dtype=np.int64)
+        self.rng_state_ = rng.bit_generator.state
+        self.n_iter_ = last_it
+        return self
+
+    def _set_fitted(self, state, model, corpus) -> None:
+        K = state.n_topics
+        self.vocabulary_ = corpus.vocabulary
+        self.n_topics_ = int(K)
+        self.topic_word_ = da.topic_word(state, model)
+        self.tau_ = state.tau[: K + 1].copy()
+        self.doc_concentration_ = float(state.alpha)
+        self.corpus_concentration_ = float(state.gamma)
+        self.alpha_ = self.doc_concentration_ * self.tau_[:K]
+        self.new_topic_weight_ = float(self.doc_concentration_ * self.tau_[K])
+        theta = da.doc_topic(state)[:, :K]
+        self.doc_topic_ = (theta / theta.sum(axis=1, keepdims=True)).astype(np.float32)
+        self.beta_ = model.beta
+
+    def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
+        path = os.fspath(self.checkpoint_path)
+        saved = ckpt.params
+        for name in ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior",
+                     "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior"):
+            mine = getattr(self, name)
+            mine = list(mine) if isinstance(mine, tuple) else mine
+            theirs = saved.get(name)
+            theirs = list(theirs) if isinstance(theirs, tuple) else theirs
+            if theirs != mine:
+                raise InvalidParameterError(
+                    f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, but this HDP has "
+                    f"{name}={getattr(self, name)!r}; use the same settings or another checkpoint_path."
+                )
+        if ckpt.manifest.get("extra", {}).get("corpus") != fingerprint:
+            raise CorpusError(f"checkpoint {path!r} was written for a different corpus; resume needs the same corpus.")
+
+    def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
+        """Fit, then return ``doc_topic_``."""
+        return self.fit(X, **fit_kwargs).doc_topic_
+
+    # -- using a fitted model ---------------------------------------------------------
+    def predictive_topics(self) -> tuple[np.ndarray, np.ndarray]:
+        """(topic_word (K + 1, V), alpha (K + 1,)): the used topics plus the new-topic pool (module docstring)."""
+        self._check_is_fitted()
+        V = self.topic_word_.shape[1]
+        phi = np.vstack([self.topic_word_, np.full((1, V), 1.0 / V)])
+        alpha = np.append(self.alpha_, max(self.new_topic_weight_, 1e-300))
+        return phi, alpha
+
+    def _infer(self, corpus: Corpus, n_iter, random_state) -> np.ndarray:
+        n_iter = self.n_transform_iter if n_iter is None else n_iter
+        if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
+            raise InvalidParameterError(f"The 'n_iter' parameter of HDP.transform must be an int >= 1. Got {n_iter!r}.")
+        if random_state is None:
+            random_state = self.seed_ if self.seed_ is not None else 0
+        rng, _ = check_random_state(random_state, "HDP.transform")
+        phi, alpha = self.predictive_topics()
+        return infer_fixed_topics(rng, corpus.tokens(), np.ascontiguousarray(phi.T), alpha, int(n_iter))
+
+    def transform(self, X, *, n_iter: int | None = None, random_state=None) -> np.ndarray:
+        """Topic proportions (D, K) of new documents over the used topics, topics held fixed.
+
+        Gibbs sampling of the documents' assignments among the K + 1 predictive
+        topics (:meth:`predictive_topics`); the new-topic column is dropped and
+        the rest renormalised. Deterministic for ``random_state=None`` (seeded from ``seed_``).
+        """
+        self._check_is_fitted()
+        corpus = as_corpus(X, "HDP.transform", self.vocabulary_)
+        theta = self._infer(corpus, n_iter, random_state)[:, :-1]
+        s = theta.sum(axis=1, keepdims=True)
+        return np.divide(theta, s, out=np.full_like(theta, 1.0 / max(theta.shape[1], 1)), where=s > 0)
+
+    def top_words(self, n: int = 10) -> list[list[tuple[str, float]]]:
+        """The ``n`` most probable words of each used topic, as (term, phi_kw) pairs."""
+        self._check_is_fitted()
+        order = np.argsort(-self.topic_word_, axis=1, kind="stable")[:, :n]
+        return [[(self.vocabulary_[int(w)], float(self.topic_word_[k, w])) for w in row] for k, row in enumerate(order)]
+
+    def perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
+        """Document-completion perplexity of held-out documents, scored by the same code as LDA."""
+        self._check_is_fitted()
+        corpus = as_corpus(X, "HDP.perplexity", self.vocabulary_)
+        return document_completion(_Predictive(self), corpus, observed_fraction=observed_fraction,
+                                   random_state=random_state)
+
+    def log_likelihood_documents(self, corpus, random_state=0):
+        """log p(w_d | model) per document by left-to-right over the K + 1 predictive topics.
+
+        The hook of :func:`harmonium.evaluation.log_likelihood` (``method="auto"``).
+        """
+        from harmonium.evaluation.left_to_right import left_to_right
+
+        self._check_is_fitted()
+        corpus = as_corpus(corpus, "HDP.log_likelihood_documents", self.vocabulary_)
+        return left_to_right(self.predictive_topics(), corpus, random_state=random_state)
+
+    # -- persistence -------------------------------------------------------------------
+    def _state_for_file(self):
+        arrays = {"topic_word": self.topic_word_, "tau": self.tau_, "doc_topic": self.doc_topic_,
+                  "n_topics_trace": self.n_topics_trace_}
+        extra = {"n_iter_": self.n_iter_, "seed_": self.seed_, "beta_": self.beta_,
+                 "doc_concentration_": self.doc_concentration_, "corpus_concentration_": self.corpus_concentration_}
+        return arrays, extra
+
+    def _restore_from_file(self, arrays, manifest):
+        extra = manifest.get("extra") or {}
+        self.topic_word_ = np.asarray(arrays["topic_word"], dtype=np.float64)
+        self.tau_ = np.asarray(arrays["tau"], dtype=np.float64)
+        self.doc_topic_ = np.asarray(arrays["doc_topic"], dtype=np.float32)
+        self.n_topics_trace_ = np.asarray(arrays["n_topics_trace"], dtype=np.int64)
+        K = self.topic_word_.shape[0]
+        if self.tau_.shape != (K + 1,) or self.doc_topic_.shape[1] != K:
+            raise ValueError("topic_word, tau and doc_topic disagree on the number of topics")
+        if self.vocabulary_ is not None and len(self.vocabulary_) != self.topic_word_.shape[1]:
+            raise ValueError("vocabulary and topic_word disagree on the number of words")
+        self.n_topics_ = K
+        self.beta_ = float(extra["beta_"])
+        self.doc_concentration_ = float(extra["doc_concentration_"])
+        self.corpus_concentration_ = float(extra["corpus_concentration_"])
+        self.alpha_ = self.doc_concentration_ * self.tau_[:K]
+        self.new_topic_weight_ = float(self.doc_concentration_ * self.tau_[K])
+        self.n_iter_ = int(extra["n_iter_"])
+        self.seed_ = extra.get("seed_")

@@ -1,0 +1,136 @@
+"""The HDP estimator and its direct-assignment kernel: seeds, resume, growth, persistence, no NaN, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import harmonium
+from harmonium.corpus import Corpus, train_test_split
+from harmonium.errors import CorpusError, InvalidParameterError
+from harmonium.estimators.hdp import HDP
+from harmonium.evaluation import document_completion, log_likelihood
+from harmonium.inference.mcmc import hdp_direct_assignment as da
+from harmonium.models.directed.hdp import HDPModel
+
+
+def test_fit_shapes_trace_and_quality(synthetic):
+    corpus, _, _ = synthetic
+    train, test = train_test_split(corpus, 0.2, random_state=0)
+    m = HDP(initial_topics=2, n_iter=40, random_state=0).fit(train)
+    K = m.n_topics_
+    assert K >= 2 and m.topic_word_.shape == (K, corpus.n_words)
+    np.testing.assert_allclose(m.topic_word_.sum(axis=1), 1.0)
+    np.testing.assert_allclose(m.doc_topic_.sum(axis=1), 1.0, rtol=1e-5)
+    assert m.tau_.shape == (K + 1,) and np.isclose(m.tau_.sum(), 1.0)
+    assert m.n_topics_trace_.shape == (40,) and m.n_topics_trace_[-1] == K
+    assert m.trace_["iteration"] == [10, 20, 30, 40]
+    for key in ("log_likelihood", "log_joint", "doc_concentration", "corpus_concentration"):
+        assert np.all(np.isfinite(m.trace_[key])), key
+    assert m.trace_["log_likelihood"][-1] > m.trace_["log_likelihood"][0]
+    # held-out: the shared document completion and the log_likelihood hook, far better than uniform
+    perp = m.perplexity(test).perplexity
+    assert np.isfinite(perp) and perp < 0.6 * corpus.n_words
+    ll = log_likelihood(m, test, n_particles=5)
+    assert np.all(np.isfinite(ll.log_likelihood)) and ll.perplexity < 0.6 * corpus.n_words
+    theta = m.transform(test)
+    assert theta.shape == (test.n_docs, K) and np.allclose(theta.sum(axis=1), 1.0)
+
+
+def test_same_seed_same_run_and_other_seed_differs(synthetic):
+    corpus, _, _ = synthetic
+    a = HDP(n_iter=8, random_state=3).fit(corpus)
+    b = HDP(n_iter=8, random_state=3).fit(corpus)
+    c = HDP(n_iter=8, random_state=4).fit(corpus)
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+    assert a.trace_["log_joint"] == b.trace_["log_joint"]
+    np.testing.assert_array_equal(a.transform(corpus[:20]), b.transform(corpus[:20]))
+    assert a.trace_["log_joint"] != c.trace_["log_joint"]
+
+
+def test_capacity_growth_does_not_change_the_chain(synthetic):
+    corpus, _, _ = synthetic
+    tokens = corpus.tokens()
+    model = HDPModel(0.05, corpus.n_words)
+    kernel = da.build_kernel(sample_alpha=True, sample_gamma=True)
+    runs = []
+    for capacity in (2, 200):
+        rng = np.random.default_rng(11)
+        z = rng.integers(0, 1, size=tokens.words.shape[0])
+        st = da.state_from_assignments(tokens, model, z, [0.5, 0.5], 2.0, 3.0, capacity=capacity)
+        for _ in range(5):
+            st, info = kernel(rng, st, tokens, model)
+            # count invariants after every iteration
+            K = st.n_topics
+            assert np.all(st.n_k[:K] > 0) and np.all(st.n_k[K:] == 0) and st.z.max() < K
+            np.testing.assert_array_equal(st.n_dk[:, :K].sum(axis=1), np.diff(tokens.doc_ptr))
+            assert st.n_k[:K].sum() == tokens.words.shape[0] and np.isclose(st.tau[: K + 1].sum(), 1.0)
+        runs.append(st)
+    assert runs[0].capacity < runs[1].capacity and runs[0].n_topics > 2
+    np.testing.assert_array_equal(runs[0].z, runs[1].z)
+    K = runs[0].n_topics
+    np.testing.assert_array_equal(runs[0].tau[: K + 1], runs[1].tau[: K + 1])
+
+
+def test_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    straight = HDP(n_iter=10, evaluate_every=2, random_state=5).fit(corpus)
+    ckpt = tmp_path / "run.ckpt"
+    interrupted = HDP(n_iter=10, evaluate_every=2, random_state=5, checkpoint_path=ckpt, checkpoint_every=4)
+    interrupted.fit(corpus, callback=lambda it, n, info: it == 5)
+    assert interrupted.n_iter_ == 5
+    resumed = HDP(n_iter=10, evaluate_every=2, random_state=5, checkpoint_path=ckpt, checkpoint_every=4)
+    resumed.fit(corpus, resume=True)
+    np.testing.assert_array_equal(resumed.topic_word_, straight.topic_word_)
+    np.testing.assert_array_equal(resumed.n_topics_trace_, straight.n_topics_trace_)
+    assert resumed.rng_state_ == straight.rng_state_
+    with pytest.raises(InvalidParameterError, match="topic_word_prior"):
+        HDP(n_iter=10, topic_word_prior=0.5, checkpoint_path=ckpt).fit(corpus, resume=True)
+    with pytest.raises(CorpusError, match="different corpus"):
+        HDP(n_iter=10, evaluate_every=2, checkpoint_path=ckpt).fit(corpus[:50], resume=True)
+
+
+def test_save_load_round_trip(synthetic, tmp_path):
+    corpus, _, _ = synthetic
+    m = HDP(n_iter=6, random_state=1).fit(corpus)
+    m.save(tmp_path / "hdp.hmn")
+    back = harmonium.load(tmp_path / "hdp.hmn")
+    assert isinstance(back, HDP) and back.n_topics_ == m.n_topics_
+    np.testing.assert_array_equal(back.topic_word_, m.topic_word_)
+    np.testing.assert_array_equal(back.alpha_, m.alpha_)
+    assert back.new_topic_weight_ == m.new_topic_weight_
+    np.testing.assert_array_equal(back.transform(corpus[:10]), m.transform(corpus[:10]))
+    assert document_completion(back, corpus[:30]).perplexity > 0
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"corpus_concentration": 1e-8, "doc_concentration": 1e-8, "sample_concentrations": False},
+    {"corpus_concentration": 1e4, "doc_concentration": 1e4, "topic_word_prior": 1e-6,
+     "sample_concentrations": False},
+    {"doc_concentration_prior": (1e-3, 1e3), "corpus_concentration_prior": (1e-3, 1e3)},
+])
+def test_extreme_settings_never_nan(kwargs):
+    # one-token documents, a repeated word, and a long document
+    counts = sp.csr_matrix(np.array([[1, 0, 0], [0, 3, 0], [40, 2, 1], [0, 0, 1]]))
+    corpus = Corpus(counts, ["a", "b", "c"])
+    m = HDP(n_iter=15, evaluate_every=1, random_state=0, **kwargs).fit(corpus)
+    for key in ("log_likelihood", "log_joint", "doc_concentration", "corpus_concentration"):
+        assert np.all(np.isfinite(m.trace_[key])), (key, m.trace_[key])
+    assert np.all(np.isfinite(m.topic_word_)) and np.all(np.isfinite(m.doc_topic_))
+    assert np.isfinite(m.perplexity(corpus).perplexity)
+
+
+def test_bad_input_gets_one_clear_error(synthetic):
+    corpus, _, _ = synthetic
+    with pytest.raises(InvalidParameterError, match="'initial_topics' parameter of HDP must be an int >= 1"):
+        HDP(initial_topics=0).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'doc_concentration_prior' parameter of HDP"):
+        HDP(doc_concentration_prior=(1.0, -2.0)).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'topic_word_prior' parameter of HDP"):
+        HDP(topic_word_prior=0).fit(corpus)
+    empty = Corpus(sp.csr_matrix(np.array([[1, 2], [0, 0]])), ["a", "b"])
+    with pytest.raises(CorpusError, match="document 1 is empty"):
+        HDP().fit(empty)
+    with pytest.raises(InvalidParameterError, match="resume"):
+        HDP().fit(corpus, resume=True)
