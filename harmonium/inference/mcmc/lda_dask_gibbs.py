@@ -112,7 +112,7 @@ def shard_assign(state: ADLDAShard, seed: int | None, z_file: str | None, global
     freq = np.zeros(state.n_words, dtype=np.int64)
     freq[global_freq_ids] = global_freq
     if z_file is not None:
-        _, arrays = read_model_file(z_file, expected_class="ADLDAShard")
+        arrays = read_model_file(z_file, expected_class="ADLDAShard").arrays
         z = arrays["z"]
         if z.shape[0] != state.tokens.words.shape[0]:
             raise ModelFileError(f"{z_file}: {z.shape[0]} assignments for a shard of "

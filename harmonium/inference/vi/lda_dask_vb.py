@@ -96,7 +96,7 @@ def shard_save_gamma(state: VBShard, path: str, iteration: int) -> str:
 
 
 def shard_load_gamma(state: VBShard, path: str) -> int:
-    _, arrays = read_model_file(path, expected_class="VBShard")
+    arrays = read_model_file(path, expected_class="VBShard").arrays
     state.gamma = np.array(arrays["gamma"])
     return int(state.gamma.shape[0])
 
