@@ -83,9 +83,10 @@ def fit_vb(est, run, path: str, fingerprint: dict, resume: bool, callback, want_
             if online:
                 colsum = state.c * state.usum + V * state.b
                 log_colsum = digamma_row(colsum)
+                evaluate = (step + 1) % est.evaluate_every == 0 or step + 1 == n_steps
                 outs = run.map(dvb.shard_online_step,
                                [(step + 1, state.c * state.u_wk[next_ids[p]] + state.b, log_colsum, model.alpha,
-                                 est.max_doc_iter, est.doc_tol) for p in range(P)])
+                                 est.max_doc_iter, est.doc_tol, evaluate) for p in range(P)])
                 merged_ids, sstats = dvb.merge_rows([(o[0], o[1]) for o in outs])
                 state, rho = dvb.online_apply(state, merged_ids, sstats, sum(o[2] for o in outs), total_docs,
                                               est.learning_offset, est.learning_decay, model.beta)
@@ -107,7 +108,10 @@ def fit_vb(est, run, path: str, fingerprint: dict, resume: bool, callback, want_
             stats["bytes_received"].append(run.bytes_received - received)
             stop = bool(callback(step, n_steps, None)) if callback is not None else False
             last = stop or step == n_steps
-            if not online and (step % est.evaluate_every == 0 or last):
+            if online and (step % est.evaluate_every == 0 or last) and outs[0][5] is not None:
+                docs, tokens = (sum(o[5][i] for o in outs) for i in range(2))
+                _record(trace, step, float("nan"), docs / max(tokens, 1), change, t0, model)
+            elif not online and (step % est.evaluate_every == 0 or last):
                 elog = vb.elog_beta(state)
                 docs = sum(run.map(dvb.shard_elbo_docs, [(elog[ids[p]], model.alpha) for p in range(P)]))
                 e = docs + vb.elbo_global(state, model.beta)

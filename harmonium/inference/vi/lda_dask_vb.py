@@ -106,14 +106,22 @@ def shard_online_ids(state: VBShard, step: int):
     return state.batch(step)[0]
 
 
-def shard_online_step(state: VBShard, step: int, lam_rows, log_colsum, alpha, max_iter: int, tol: float):
+def shard_online_step(state: VBShard, step: int, lam_rows, log_colsum, alpha, max_iter: int, tol: float,
+                      evaluate: bool = False):
     """Online VB local step on the shard's mini-batch ``step``: returns (word ids, sstats rows, documents,
-    inner iterations, word ids of the next mini-batch)."""
+    inner iterations, word ids of the next mini-batch, (document terms of the ELBO, tokens) or None).
+
+    The ELBO terms (``evaluate``) are those of the batch's documents under the lambda they were sent, as
+    :func:`harmonium.inference.vi.lda_vb.batch_bound` computes them in a single process."""
     ids, batch = state.batch(step)
-    eb = np.exp(digamma(lam_rows) - log_colsum)
+    elog = digamma(lam_rows) - log_colsum
     gamma = initial_gamma(batch, alpha)
-    sstats, iters = _estep(batch, eb, alpha, gamma, max_iter, tol)
-    return ids, sstats, batch.n_docs, iters, state.batch(step + 1)[0]
+    sstats, iters = _estep(batch, np.exp(elog), alpha, gamma, max_iter, tol)
+    bound = None
+    if evaluate:
+        docs = kv.vb_doc_bound(batch.indptr, batch.indices, batch.data, 0, batch.n_docs, 0, elog, alpha, gamma)
+        bound = (float(docs), int(batch.data.sum(dtype=np.int64)))
+    return ids, sstats, batch.n_docs, iters, state.batch(step + 1)[0], bound
 
 
 def merge_rows(parts) -> tuple[np.ndarray, np.ndarray]:
