@@ -94,20 +94,27 @@ def classical_mds(D: np.ndarray, n_components: int = 2) -> np.ndarray:
 
 
 def relevance_candidates(phi: np.ndarray, p_w: np.ndarray, n_words: int = 30, lambda_step: float = 0.01) -> list:
-    """Per topic, the ids of every word in the top ``n_words`` by relevance at some lambda of the grid."""
+    """Per topic, the ids of every word in the top ``n_words`` by relevance at some lambda of the grid.
+
+    Words with p_w = 0 (absent from the corpus: no lift) are never candidates.
+    """
+    p_w = np.asarray(p_w, dtype=np.float64)
+    valid = p_w > 0
     with np.errstate(divide="ignore"):
         logphi = np.log(phi)
-        logp = np.log(p_w)
+        logp = np.log(np.where(valid, p_w, 1.0))
     lams = np.linspace(0.0, 1.0, int(round(1.0 / lambda_step)) + 1)
-    n = min(n_words, phi.shape[1])
+    n = min(n_words, int(valid.sum()))
     out = []
     for k in range(phi.shape[0]):
         lift = logphi[k] - logp
         keep = set()
         for lam in lams:
-            r = lam * logphi[k] + (1.0 - lam) * lift
-            r = np.where(np.isfinite(r), r, -np.inf)
-            keep.update(np.argpartition(-r, n - 1)[:n].tolist() if n < r.shape[0] else range(r.shape[0]))
+            with np.errstate(invalid="ignore"):
+                r = lam * logphi[k] + (1.0 - lam) * lift
+            r = np.where(np.isfinite(r) & valid, r, -np.inf)
+            if n > 0:
+                keep.update(np.argpartition(-r, n - 1)[:n].tolist())
         out.append(np.array(sorted(keep), dtype=np.int64))
     return out
 
@@ -230,8 +237,6 @@ def report_data(model, corpus: Corpus | None = None, *, n_words: int = 30, lambd
     else:
         p_w = prev @ phi
         word_freq_source = "model (sum_k prevalence_k phi_k)"
-    p_w = np.maximum(p_w, 1e-300)
-
     cand = relevance_candidates(phi, p_w, n_words, lambda_step)
     used = np.unique(np.concatenate(cand)) if cand else np.zeros(0, dtype=np.int64)
     pos = {int(w): i for i, w in enumerate(used)}

@@ -210,7 +210,7 @@ def _line_svg(name: str, xs: list, ys: list, xlabel: str, w: int = 360, h: int =
             x1 = x0 + 1
         if y1 == y0:
             y1, y0 = y0 + abs(y0) * 0.01 + 1e-9, y0 - abs(y0) * 0.01 - 1e-9
-        L, R, T, B = 58, 10, 22, 28
+        L, R, T, B = 72, 10, 22, 28
 
         def sx(x):
             return L + (x - x0) / (x1 - x0) * (w - L - R)

@@ -107,7 +107,7 @@ def pyldavis_data(model, corpus=None, *, R: int = 30, lambda_step: float = 0.01,
         tinfo["Category"].append("Default")
         tinfo["logprob"].append(float(n - i))
         tinfo["loglift"].append(float(n - i))
-    cand = relevance_candidates(phi, np.maximum(p_w, 1e-300), n, lambda_step)
+    cand = relevance_candidates(phi, p_w, n, lambda_step)
     used = set(int(w) for w in default)
     for new, k in enumerate(order, start=1):
         for w in cand[k]:
