@@ -294,6 +294,14 @@ def info(path, as_json):
             click.echo(f"{k}: {v}")
 
 
+# Commands in their own modules (each imports its heavy dependencies only when run).
+from harmonium.cli.compare import compare as _compare_command  # noqa: E402
+from harmonium.cli.report import report as _report_command  # noqa: E402
+
+cli.add_command(_compare_command)
+cli.add_command(_report_command)
+
+
 def main(argv=None) -> int:
     """Entry point: run the CLI, turning errors into one line and a non-zero exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
