@@ -132,27 +132,74 @@ def cli(ctx, debug):
 @click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary to stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Train on this Dask scheduler (e.g. tcp://host:8786): parallel_gibbs (AD-LDA), vb, online_vb. "
+                   "CORPUS may be an on-disk corpus directory, which the workers read themselves.")
+@click.option("--dask-local", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Start a Dask LocalCluster of N worker processes on 127.0.0.1 and train on it.")
+@click.option("--n-shards", type=click.IntRange(min=1), default=None,
+              help="Shards of the corpus on the cluster (default: one per worker).")
+@click.option("--sync-every", type=click.IntRange(min=1), default=1, show_default=True,
+              help="AD-LDA on Dask: local sweeps between merges of the word-topic counts.")
 def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter, doc_topic_prior,
         topic_word_prior, inference, batch_size, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed,
-        checkpoint, checkpoint_every, resume, as_json, quiet):
+        checkpoint, checkpoint_every, resume, as_json, quiet, dask_address, dask_local, n_shards, sync_every):
     """Fit LDA to CORPUS and save the model to OUTPUT."""
+    import contextlib
+
     from harmonium.corpus import train_test_split
     from harmonium.estimators import LDA
 
-    data = _load_corpus(corpus, fmt, text_column, label_column, n_docs=n_docs)
+    if dask_address is not None and dask_local is not None:
+        raise click.UsageError("give --dask ADDRESS or --dask-local N, not both.")
+    distributed = dask_address is not None or dask_local is not None
+    ondisk = os.path.isfile(os.path.join(corpus, "manifest.json"))
+    if distributed and ondisk and not test_size and n_docs is None:
+        from harmonium.corpus.ondisk import open_ondisk_corpus
+
+        data, train_input = open_ondisk_corpus(corpus, verify=False), corpus  # the workers read the files
+    else:
+        if ondisk:
+            from harmonium.corpus.ondisk import open_ondisk_corpus
+
+            data = open_ondisk_corpus(corpus)
+            data = data[: min(n_docs, data.n_docs)] if n_docs is not None else data
+        else:
+            data = _load_corpus(corpus, fmt, text_column, label_column, n_docs=n_docs)
+        train_input = None
     test = None
     if test_size > 0:
         data, test = train_test_split(data, test_size=test_size, random_state=0 if seed is None else seed)
-    data = data.drop_empty()
+    if train_input is None:
+        data = train_input = data.drop_empty()
     model = LDA(n_topics, doc_topic_prior=doc_topic_prior, topic_word_prior=topic_word_prior,
                 inference=inference, batch_size=batch_size, sampler=sampler, n_jobs=n_jobs, burn_in=burn_in, thin=thin,
                 optimize_interval=optimize_interval, n_iter=n_iter, checkpoint_path=checkpoint,
                 checkpoint_every=checkpoint_every, random_state=seed)
-    with _Progress(n_iter, "Fitting LDA", enabled=not (quiet or as_json)) as progress:
-        model.fit(data, resume=resume, callback=progress)
+    with contextlib.ExitStack() as stack:
+        fit_kw = {}
+        if distributed:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError:
+                raise click.UsageError("--dask and --dask-local need Dask: pip install 'harmonium[dask]'.") from None
+            if dask_local is not None:
+                cluster = stack.enter_context(LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
+                                                           host="127.0.0.1", dashboard_address=None))
+                client = stack.enter_context(Client(cluster))
+            else:
+                client = stack.enter_context(Client(dask_address))
+            fit_kw = {"client": client, "n_shards": n_shards, "sync_every": sync_every}
+        with _Progress(n_iter, "Fitting LDA", enabled=not (quiet or as_json)) as progress:
+            model.fit(train_input, resume=resume, callback=progress, **fit_kw)
     model.save(output)
+    if train_input is corpus:  # on disk, never loaded here: the manifest has the count
+        with open(os.path.join(corpus, "manifest.json"), "rb") as f:
+            n_tokens = int(json.loads(f.read().decode("utf-8"))["n_tokens"])
+    else:
+        n_tokens = data.n_tokens
     summary = {
-        "model": os.fspath(output), "n_docs": data.n_docs, "n_words": data.n_words, "n_tokens": data.n_tokens,
+        "model": os.fspath(output), "n_docs": data.n_docs, "n_words": data.n_words, "n_tokens": n_tokens,
         "n_topics": n_topics, "n_iter": model.n_iter_, "seed": model.seed_,
         "log_likelihood_per_token": model.trace_["log_likelihood_per_token"][-1],
         "seconds": model.trace_["seconds"][-1],

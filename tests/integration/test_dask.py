@@ -170,3 +170,23 @@ def test_negative_control_unmerged_adlda_misses(split, monkeypatch):
     monkeypatch.setattr(lda_dask_gibbs.ADLDADriver, "step", no_merge)
     broken = _mean_perplexity(split, range(4), n_shards=2)
     assert abs(broken - serial) / serial > 0.01, (broken, serial)
+
+
+def test_cli_fit_on_the_cluster_reads_the_ondisk_corpus(client, corpus_dir, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from harmonium.cli.main import cli
+
+    path, corpus = corpus_dir
+    out = tmp_path / "m.hmn"
+    res = CliRunner().invoke(cli, ["fit", path, "-k", "4", "--n-iter", "4", "--inference", "parallel_gibbs",
+                                   "--dask", client.scheduler.address, "--seed", "1", "-o", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output[res.output.index("{"):])
+    assert summary["n_docs"] == corpus.n_docs and summary["n_tokens"] == corpus.n_tokens
+    ref = LDA(4, inference="parallel_gibbs", n_iter=4, random_state=1).fit(path, n_shards=2)
+    from harmonium import load
+
+    np.testing.assert_array_equal(load(str(out)).topic_word_, ref.topic_word_)
