@@ -50,6 +50,8 @@ __all__ = ["ShardData", "ShardSpec", "ShardedRun", "WorkerLost", "open_shard", "
 
 #: Worker-process-local store of shard states: (run id, shard index) -> state.
 _STORE: dict = {}
+#: Arguments larger than this go to the worker directly (``scatter(direct=True)``), not inside the task.
+DIRECT_BYTES = 1 << 16
 
 
 class WorkerLost(RuntimeError):  # noqa: N818 - the name says what happened
@@ -158,6 +160,10 @@ def _call(run_id: str, index: int, fn, args):
     return fn(state, *args)
 
 
+def _unpack(fn, packed):
+    return fn(*packed)
+
+
 def _drop(run_id: str) -> int:
     keys = [k for k in _STORE if k[0] == run_id]
     for k in keys:
@@ -202,8 +208,14 @@ class ShardedRun:
 
     def _submit(self, fn, p: int, *args):
         self._step += 1
-        self.bytes_sent += payload_nbytes(args)
-        return self.client.submit(fn, *args, workers=[self.owners[p]], allow_other_workers=False, pure=False,
+        size = payload_nbytes(args)
+        self.bytes_sent += size
+        where = [self.owners[p]]
+        if size > DIRECT_BYTES:  # straight to the worker, not through the scheduler inside the task
+            packed = self.client.scatter([args], workers=where, direct=True, hash=False)[0]
+            return self.client.submit(_unpack, fn, packed, workers=where, allow_other_workers=False, pure=False,
+                                      key=f"harmonium-{self.run_id}-{self._step}-{p}")
+        return self.client.submit(fn, *args, workers=where, allow_other_workers=False, pure=False,
                                   key=f"harmonium-{self.run_id}-{self._step}-{p}")
 
     def _gather(self, futures) -> list:
@@ -229,7 +241,7 @@ class ShardedRun:
             if lost:
                 self.client.cancel(futures)
                 raise WorkerLost(f"the worker holding shard {lost[0]} ({self.owners[lost[0]]}) left the cluster")
-        results = self.client.gather(futures)
+        results = self.client.gather(futures, direct=True)
         self.bytes_received += payload_nbytes(results)
         return results
 

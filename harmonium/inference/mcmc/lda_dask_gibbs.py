@@ -158,8 +158,10 @@ def shard_log_joint_docs(state: ADLDAShard, alpha) -> float:
 
     a = float(alpha.sum())
     n_d = np.diff(state.tokens.doc_ptr).astype(np.float64)
-    total = (gammaln(state.n_dk + alpha[None, :]) - gammaln(alpha)[None, :]).sum()
-    return float(total + (gammaln(a) - gammaln(n_d + a)).sum())
+    total = float((gammaln(a) - gammaln(n_d + a)).sum() - n_d.shape[0] * gammaln(alpha).sum())
+    for lo in range(0, n_d.shape[0], 8192):  # blocks: no (D, K) float64 temporaries
+        total += float(gammaln(state.n_dk[lo:lo + 8192] + alpha[None, :]).sum())
+    return total
 
 
 def shard_save(state: ADLDAShard, path: str, iteration: int) -> str:
