@@ -23,7 +23,7 @@ import zlib
 
 import numpy as np
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval
+from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
@@ -75,6 +75,9 @@ class HDP(BaseEstimator):
         gamma, the concentration of the top-level DP: tau ~ GEM(gamma) (starting value likewise).
     topic_word_prior : float, default 0.01
         Symmetric Dirichlet prior beta of each topic's word distribution.
+    sampler : {"sparse", "plain"}, default "sparse"
+        How each z_i is drawn, both exact: SparseLDA-style buckets (O(k_w + k_d)
+        a token) or the plain O(K) conditional.
     sample_concentrations : bool, default True
         Resample alpha and gamma every iteration from their conditionals under
         Gamma hyperpriors (auxiliary variables; Teh et al. 2006, appendix A).
@@ -130,6 +133,7 @@ class HDP(BaseEstimator):
         "doc_concentration": [_POSITIVE],
         "corpus_concentration": [_POSITIVE],
         "topic_word_prior": [_POSITIVE],
+        "sampler": [Options(("sparse", "plain"))],
         "sample_concentrations": [InstanceOf(bool, "a bool")],
         "doc_concentration_prior": [_PAIR],
         "corpus_concentration_prior": [_PAIR],
@@ -148,6 +152,7 @@ class HDP(BaseEstimator):
         doc_concentration: float = 1.0,
         corpus_concentration: float = 1.0,
         topic_word_prior: float = 0.01,
+        sampler: str = "sparse",
         sample_concentrations: bool = True,
         doc_concentration_prior=(1.0, 1.0),
         corpus_concentration_prior=(1.0, 1.0),
@@ -162,6 +167,7 @@ class HDP(BaseEstimator):
         self.doc_concentration = doc_concentration
         self.corpus_concentration = corpus_concentration
         self.topic_word_prior = topic_word_prior
+        self.sampler = sampler
         self.sample_concentrations = sample_concentrations
         self.doc_concentration_prior = doc_concentration_prior
         self.corpus_concentration_prior = corpus_concentration_prior
@@ -247,7 +253,8 @@ class HDP(BaseEstimator):
                                      "corpus_concentration", "n_new", "n_changed", "seconds",
                                      "n_topics_per_iteration")}
 
-        kernel = da.build_kernel(sample_alpha=self.sample_concentrations, sample_gamma=self.sample_concentrations,
+        kernel = da.build_kernel(sampler=self.sampler, sample_alpha=self.sample_concentrations,
+                                 sample_gamma=self.sample_concentrations,
                                  compute_log_joint=False)
         n_tokens = fingerprint["n_tokens"]
         t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
@@ -301,7 +308,7 @@ class HDP(BaseEstimator):
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
         path = os.fspath(self.checkpoint_path)
         saved = ckpt.params
-        for name in ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior",
+        for name in ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
                      "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior"):
             mine = getattr(self, name)
             mine = list(mine) if isinstance(mine, tuple) else mine

@@ -239,6 +239,7 @@ def exact():
 
 @pytest.mark.parametrize("sweep, tables, ok", [
     (khdp.da_sweep, khdp.sample_tables, True),
+    (khdp.da_sweep_sparse, khdp.sample_tables, True),
     (broken_sweep, khdp.sample_tables, False),
     (khdp.da_sweep, broken_tables, False),
 ])

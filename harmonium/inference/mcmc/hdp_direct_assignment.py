@@ -173,12 +173,20 @@ def resample_gamma(rng: np.random.Generator, gamma: float, n_topics: int, m_tota
     return max(gamma, 1e-300)
 
 
-def build_kernel(*, sample_alpha: bool = False, sample_gamma: bool = False, concentration_iter: int = 5,
-                 compute_log_joint: bool = True, growth: float = 1.5, sweep=None, tables=None):
+#: Exact z sweeps by name, all with the signature of :func:`harmonium._kernels.hdp.da_sweep`.
+SAMPLERS = {"sparse": khdp.da_sweep_sparse, "plain": khdp.da_sweep}
+
+
+def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_gamma: bool = False,
+                 concentration_iter: int = 5, compute_log_joint: bool = True, growth: float = 1.5,
+                 sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
     Parameters
     ----------
+    sampler : {"sparse", "plain"}
+        How z_i is drawn, both exact: SparseLDA-style buckets, O(k_w + k_d) a
+        token (:func:`~harmonium._kernels.hdp.da_sparse_sweep`), or the plain O(K) sweep.
     sample_alpha, sample_gamma : bool
         Resample the concentrations from their conditionals (``concentration_iter`` rounds each).
     compute_log_joint : bool
@@ -189,7 +197,8 @@ def build_kernel(*, sample_alpha: bool = False, sample_gamma: bool = False, conc
         Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
         (same signatures); tests pass deliberately broken kernels here.
     """
-    sweep_fn = khdp.da_sweep if sweep is None else sweep
+    sweep_fn = SAMPLERS[sampler] if sweep is None else sweep
+    sparse = sweep is None and sampler == "sparse"
     tables_fn = khdp.sample_tables if tables is None else tables
     cache = {}
 
@@ -202,10 +211,28 @@ def build_kernel(*, sample_alpha: bool = False, sample_gamma: bool = False, conc
         K = state.n_topics
         i = 0
         n_changed = n_new = 0
+        lists = None
+        if sparse:
+            if cache.get("wptr_key") != key:
+                wptr = np.zeros(model.n_words + 1, dtype=np.int64)
+                np.cumsum(np.bincount(tokens.words, minlength=model.n_words), out=wptr[1:])
+                cache.update(wptr_key=key, wptr=wptr, wtop=np.empty(max(N, 1), dtype=np.int32),
+                             wlen=np.zeros(model.n_words, dtype=np.int64))
+            lists = (cache["wptr"], cache["wtop"], cache["wlen"])
+            # built once per sweep and kept across capacity growth: the chain does not depend on the capacity
+            khdp.build_word_lists(state.n_wk, K, *lists)
         while True:
-            p = np.empty(state.capacity + 1)
-            K, nc, nn, i = sweep_fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk,
-                                    state.n_k, state.tau, K, state.alpha, model.beta, state.gamma, p, i)
+            if sparse:
+                cap1 = state.capacity + 1
+                scratch = (np.zeros(cap1), np.zeros(cap1), np.zeros(cap1), np.zeros(cap1, dtype=np.int32),
+                           np.zeros(cap1, dtype=np.uint8))
+                K, nc, nn, i = khdp.da_sparse_sweep(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk,
+                                                    state.n_wk, state.n_k, state.tau, K, state.alpha, model.beta,
+                                                    state.gamma, i, *lists, *scratch)
+            else:
+                p = np.empty(state.capacity + 1)
+                K, nc, nn, i = sweep_fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk,
+                                        state.n_k, state.tau, K, state.alpha, model.beta, state.gamma, p, i)
             n_changed += nc
             n_new += nn
             if i >= N:

@@ -49,11 +49,12 @@ def test_same_seed_same_run_and_other_seed_differs(synthetic):
     assert a.trace_["log_joint"] != c.trace_["log_joint"]
 
 
-def test_capacity_growth_does_not_change_the_chain(synthetic):
+@pytest.mark.parametrize("sampler", ["sparse", "plain"])
+def test_capacity_growth_does_not_change_the_chain(synthetic, sampler):
     corpus, _, _ = synthetic
     tokens = corpus.tokens()
     model = HDPModel(0.05, corpus.n_words)
-    kernel = da.build_kernel(sample_alpha=True, sample_gamma=True)
+    kernel = da.build_kernel(sampler=sampler, sample_alpha=True, sample_gamma=True)
     runs = []
     for capacity in (2, 200):
         rng = np.random.default_rng(11)
