@@ -101,6 +101,7 @@ def worker(cfg: dict) -> dict:
             out["worker_peak_rss_mib"] = sorted(v / 2**20 for v in st["peak_rss_bytes"].values())
             out["payload_sent_per_sweep"] = st["bytes_sent"]
             out["payload_received_per_sweep"] = st["bytes_received"]
+            out["n_changed_per_sweep"] = st.get("n_changed")
     else:
         corpus = open_ondisk_corpus(path, verify=False)
         t0 = time.perf_counter()

@@ -143,6 +143,7 @@ def _fit_adlda(est, run: ShardedRun, path: str, sync_every: int, resume: bool, c
             stats["step_seconds"].append(time.perf_counter() - ts)
             stats["bytes_sent"].append(run.bytes_sent - sent)
             stats["bytes_received"].append(run.bytes_received - received)
+            stats.setdefault("n_changed", []).append(n_changed)
             stop = bool(callback(it, est.n_iter, n_changed)) if callback is not None else False
             last = stop or step == n_steps
             if it % est.evaluate_every < sync_every or last:
