@@ -48,7 +48,7 @@ def _v_diagnostics(draws, model, max_entries: int = 500) -> dict:
     W = draws[..., :size].reshape(n_c, n_s, *shape)
     iu = np.triu_indices(shape[0])
     pick = np.linspace(0, iu[0].size - 1, min(max_entries, iu[0].size)).astype(int)
-    V = np.einsum("csij,cskj->csik", W, W)[:, :, iu[0][pick], iu[1][pick]]
+    V = np.einsum("csmj,csmj->csm", W[:, :, iu[0][pick]], W[:, :, iu[1][pick]])
     r, e = rhat(V), ess_bulk(V)
     return {"max_rhat": float(np.nanmax(r)), "min_ess_bulk": float(np.nanmin(e))}
 

@@ -207,16 +207,20 @@ def grad_log_partition_exact(model: Harmonium, states=None) -> tuple[np.ndarray,
 
 
 def grad_log_partition_brief(rng: np.random.Generator, model: Harmonium, xs, n_steps: int = 1, lengths=None,
-                             *, return_samples: bool = False):
+                             *, return_samples: bool = False, sparse: bool | None = None):
     """Brief sampling (seed 000 §3.2): l = ``n_steps`` block Gibbs sweeps from the data.
 
     h ~ p(h | x_n), x^(1) ~ p(x | h), ... ; then grad log Z ~ (1/N) sum_n S_W(x_n^(l))
     (for GB-EFH (1/N) X_l^T X_l W). Returns the flat estimate (and the reconstructions X_l).
+    ``sparse`` (default: when the first wing's data is CSR) draws Bernoulli wings as CSR, which is
+    much faster for sparse documents (the same distribution, other random numbers).
     """
     xs = model.as_wings(xs)
+    if sparse is None:
+        sparse = sp.issparse(xs[0])
     cur = xs
     for _ in range(int(n_steps)):
-        cur, _ = model.gibbs_step(rng, cur, lengths)
+        cur, _ = model.gibbs_step(rng, cur, lengths, sparse=sparse)
     n = cur[0].shape[0]
     g = _flat_stats(model, model.statistics(cur, lengths)) / n
     return (g, cur) if return_samples else g
