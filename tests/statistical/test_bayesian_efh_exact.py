@@ -8,11 +8,12 @@ from 0 that the half-plane of the mirror mode at -W holds < 1e-4 of the mass.
 * Gradient terms (eqs. 15-17) equal finite differences of the exact log posterior.
 * Langevin (eq. 13, unadjusted, small eps) with the exact grad log Z, MALA with exact log Z, and
   random-walk MH with the exact Z ratio (eq. 11) and (slow tier) with the importance-sampling ratio
-  (eq. 12, 20,000 exact draws of p(x | W') per step; 2,000 left a bias of ~4.6 MCSE) match the
-  posterior mean and second moment within 4 MCSE (split-chain ESS; alpha ~ 6e-5 per assertion),
-  with split R-hat < 1.05.
+  (eq. 12, 2,000 exact draws of p(x | W') per step), and SGLD on mini-batches, match the posterior
+  mean and second moment within 4 MCSE (split-chain ESS; alpha ~ 6e-5 per assertion), with split
+  R-hat < 1.05. The eq. 12 identity itself matches enumeration; fed samples of the wrong model, it
+  does not.
 * Negative controls fail the same checks: Langevin with the log Z gradient sign-flipped or at half
-  weight, MALA and MH with the Z ratio dropped.
+  weight, SGLD and MALA with it at half weight, MH with the Z ratio dropped.
 * Brief sampling (§3.2): its Monte Carlo mean equals the exact expectation under l steps of the
   x-chain (transition matrix by Gauss-Hermite quadrature over h); its bias against the exact
   gradient is non-zero at l = 1, bounded by 2 max|S| TV(P_0 K^l, p), and vanishes as l grows. A
@@ -128,6 +129,17 @@ def test_langevin_negative_control_log_partition_gradient(exact, sign):
     assert not np.all(np.abs(z) < Z_TOL), z
 
 
+@pytest.mark.parametrize("sign,ok", [(1.0, True), (0.5, False)])
+def test_sgld_minibatch_matches_posterior(exact, sign, ok):
+    """SGLD (mini-batches of 10 of the 20 rows, gradient scaled by N / n, exact grad log Z, constant
+    small step) matches the posterior within MCSE; with the log Z gradient at half weight it does not."""
+    m, X, mean, second = exact
+    cfg = bl.LangevinConfig(step_size=0.05, gradient="exact", batch_size=10, log_partition_sign=sign)
+    res = _run_langevin(m, X, cfg, 1500 if ok else 300, 14, thin=3)
+    z = _zscores(res.draws, mean, second)
+    assert np.all(np.abs(z) < Z_TOL) == ok, z
+
+
 def test_mala_exact_matches_posterior(exact):
     m, X, mean, second = exact
     res = _run_langevin(m, X, bl.LangevinConfig(step_size=0.25, gradient="exact", adjust="exact"), 1200, 12)
@@ -158,6 +170,25 @@ def _run_mh(m, X, ratio, n_steps, seed, **kw):
     return draws
 
 
+def test_importance_sampling_ratio_identity(exact):
+    """Eq. 12 with exact draws of p(x | W') against the enumerated log Z(W) - log Z(W'), within 4 SE;
+    the swapped identity (samples of p(x | W) used as if from W') fails it."""
+    m, _, _, _ = exact
+    model = befh.posterior_model(m)
+    W, W1 = np.array([[0.7], [0.4]]), np.array([[0.9], [0.1]])
+    model.params["W:0"] = W
+    log_z = befh.visible_distribution(model)[2]
+    xs_w = bl.exact_visible_sampler(np.random.default_rng(7), model, 20_000)
+    model.params["W:0"] = W1
+    log_z1 = befh.visible_distribution(model)[2]
+    xs_w1 = bl.exact_visible_sampler(np.random.default_rng(8), model, 20_000)
+    est, se = bl.log_partition_ratio_is(model, {"W:0": W}, xs_w1)
+    assert abs(est - (log_z - log_z1)) < Z_TOL * se
+    np.testing.assert_array_equal(model.params["W:0"], W1)
+    bad, bad_se = bl.log_partition_ratio_is(model, {"W:0": W}, xs_w)
+    assert abs(bad - (log_z - log_z1)) > Z_TOL * bad_se
+
+
 def test_mh_exact_partition_ratio_matches_posterior(exact):
     m, X, mean, second = exact
     z = _zscores(_run_mh(m, X, "exact", 1500, 13), mean, second)
@@ -167,9 +198,9 @@ def test_mh_exact_partition_ratio_matches_posterior(exact):
 @pytest.mark.slow
 def test_mh_importance_sampling_ratio_approaches_posterior(exact):
     """Eq. 12 with exact draws of p(x | W'): a noisy ratio in the MH acceptance is not exactly
-    invariant (Murray & Ghahramani 2004), but with 20,000 draws per step its error is below the MCSE."""
+    invariant (Murray & Ghahramani 2004), but with 2,000 draws per step its error is below the MCSE."""
     m, X, mean, second = exact
-    z = _zscores(_run_mh(m, X, "is", 1500, 13, n_is_samples=20_000, sampler=bl.exact_visible_sampler), mean, second)
+    z = _zscores(_run_mh(m, X, "is", 1500, 13, n_is_samples=2_000, sampler=bl.exact_visible_sampler), mean, second)
     assert np.all(np.abs(z) < Z_TOL), z
 
 
@@ -274,6 +305,21 @@ def test_em_m_step_and_initialisation_equations():
     np.testing.assert_allclose(mu0, W[0].mean(axis=1))
     np.testing.assert_allclose(s0, W[0].std(axis=1, ddof=1))
     assert np.all(m_step(W * 0.0, min_scale=0.05)[1] == 0.05)
+
+
+def test_em_theta_step_moves_towards_the_data_rates():
+    """ML of theta inside MC-EM (theta_steps): with couplings near 0, theta_i moves towards logit(mean x_i)."""
+    from harmonium.inference.learning.empirical_bayes import monte_carlo_em
+
+    rng = np.random.default_rng(9)
+    X = (rng.random((200, 2)) < np.array([0.9, 0.2])).astype(float)
+    m = gb_efh(2, 2, dtype=np.float64)
+    m.params["W:0"] = 0.01 * rng.standard_normal((2, 2))
+    res = monte_carlo_em(rng, m, X, bl.LangevinConfig(step_size=0.005), n_em_iter=2, n_chains=1, n_warmup=5,
+                         n_samples=3, thin=1, init_means=[np.zeros(2)], init_scales=[np.full(2, 0.01)],
+                         theta_steps=20, theta_learning_rate=0.5)
+    theta = res.theta["v:0:bias"]
+    assert theta[0] > 1.0 and theta[1] < -0.7  # logit(0.9) = 2.2, logit(0.2) = -1.4, from 0
 
 
 def test_full_covariance_prior_matches_scipy():

@@ -61,14 +61,19 @@ def m_step(W_samples, min_scale: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _theta_step(rng, model: Harmonium, xs, W_draws: list, lr: float, n_gibbs: int) -> None:
+    """One gradient step on theta of (1/K) sum_k log p(X | W_k, theta), log Z's part by brief sampling."""
+    names = {f"v:{w}:bias" for w in range(len(model.wings))}
+    view = Harmonium(model.wings, model.hidden, model.n_hidden, scale_hidden_bias=model.scale_hidden_bias,
+                     fixed=set(model.params) - names, dtype=np.float64)
+    view.params = model.params  # shared: the view only changes which statistics are computed
     grads = {}
     for Wk in W_draws:
-        befh.set_couplings(model, Wk)
-        pos = model.statistics(xs)
+        befh.set_couplings(view, Wk)
+        pos = view.statistics(xs)
         neg_xs = xs
         for _ in range(n_gibbs):
-            neg_xs, _ = model.gibbs_step(rng, neg_xs)
-        neg = model.statistics(neg_xs)
+            neg_xs, _ = view.gibbs_step(rng, neg_xs)
+        neg = view.statistics(neg_xs)
         n = xs[0].shape[0]
         for w in range(len(model.wings)):
             k = f"v:{w}:bias"

@@ -173,19 +173,20 @@ def exact_visible_sampler(rng, model: Harmonium, n: int) -> tuple:
     return tuple(s[idx] for s in states)
 
 
-def log_partition_ratio_is(model_from: Harmonium, params_to: dict, xs_to) -> tuple[float, float]:
+def log_partition_ratio_is(model: Harmonium, params_other: dict, xs) -> tuple[float, float]:
     """Seed 000 eq. 12: log Z(W) - log Z(W') = log < exp(log p*(x | W) - log p*(x | W')) >_{p(x | W')}.
 
-    ``model_from`` holds W; ``params_to`` the couplings W'; ``xs_to`` samples of p(x | W').
-    Returns (estimate, delta-method standard error).
+    ``model`` holds W' (the couplings the samples ``xs`` come from, x ~ p(x | W')); ``params_other``
+    holds W (e.g. ``{"W:0": ...}``). Returns (estimate of log Z(W) - log Z(W'), delta-method
+    standard error). ``model`` is left as it was.
     """
-    saved = {k: model_from.params[k] for k in params_to}
-    lp_from = model_from.log_unnormalized(xs_to)
-    for k, v in params_to.items():
-        model_from.params[k] = v
-    lp_to = model_from.log_unnormalized(xs_to)
-    model_from.params.update(saved)
-    lw = np.asarray(lp_from - lp_to, dtype=np.float64)
+    lp_sampled = model.log_unnormalized(xs)
+    saved = {k: model.params[k] for k in params_other}
+    for k, v in params_other.items():
+        model.params[k] = v
+    lp_other = model.log_unnormalized(xs)
+    model.params.update(saved)
+    lw = np.asarray(lp_other - lp_sampled, dtype=np.float64)
     top = lw.max()
     w = np.exp(lw - top)
     mean = w.mean()
