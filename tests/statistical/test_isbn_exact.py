@@ -176,3 +176,44 @@ def test_nested_states_are_consistent():
     for z1, z2 in _nested_states():
         for k in np.unique(z2):
             assert len(set(z1[z2 == k].tolist())) == 1
+
+
+# -- a DP mixture with Poisson observations: the generic expfam path of F (eq. 2) ------------------
+XP = np.array([0, 3, 1, 7, 2])
+A_DP, SHAPE, RATE = 1.1, 2.0, 0.7
+
+
+def _poisson_gamma_log_marginal(x):
+    x = np.asarray(x, dtype=np.float64)
+    a, b = SHAPE + x.sum(), RATE + x.size
+    return SHAPE * np.log(RATE) - gammaln(SHAPE) + gammaln(a) - a * np.log(b) - np.sum(gammaln(x + 1))
+
+
+def _dpm_log_joint(z):
+    lp = _crp_log(np.unique(z, return_counts=True)[1], A_DP)
+    return lp + sum(_poisson_gamma_log_marginal(XP[z == k]) for k in np.unique(z))
+
+
+@pytest.mark.parametrize("broken, ok", [(False, True), (True, False)])
+def test_engine_dp_mixture_poisson_gamma_conditional(broken, ok):
+    from harmonium.expfam import Gamma, Poisson
+
+    net = isbn.Network([isbn.Latent("z", isbn.DP(A_DP)),
+                        isbn.Observed("x", Poisson, Gamma(SHAPE, RATE), parents=("z",))])
+    cls = BrokenF if broken else ig.ISBNSampler
+    agree = []
+    for z in (np.array([0, 0, 0, 0, 0]), np.array([0, 1, 0, 1, 2]), np.array([0, 1, 2, 3, 4])):
+        engine = cls(net, {}, {"x": XP}, init={"z": z})
+        for i in range(len(XP)):
+            configs, p = engine.joint_conditional(i)
+            got = dict(zip([c[0] for c in configs], p, strict=True))
+            alive = sorted(set(np.delete(z, i).tolist()))
+            want = {}
+            for k in alive + [ig.NEW]:
+                zz = z.copy()
+                zz[i] = int(z.max()) + 1 if k == ig.NEW else k
+                want[k] = _dpm_log_joint(zz)
+            m = max(want.values())
+            tot = sum(np.exp(v - m) for v in want.values())
+            agree.append(all(np.isclose(got[k], np.exp(v - m) / tot, rtol=1e-9) for k, v in want.items()))
+    assert all(agree) == ok

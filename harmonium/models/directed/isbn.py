@@ -237,7 +237,7 @@ def item_stats(node: Observed, x) -> tuple[tuple, np.ndarray]:
 def log_partition_of(prior: ConjugatePrior, stats: tuple) -> np.ndarray:
     """A(eta + S) for a batch of statistics S (parts with a leading batch axis)."""
     eta = tuple(np.asarray(e) + np.asarray(s) for e, s in zip(prior.natural_params, stats, strict=True))
-    return np.asarray(type(prior).from_natural(*eta, **prior.fixed_params()).log_partition(), dtype=np.float64)
+    return np.asarray(type(prior).from_natural(*eta, **prior.fixed_params).log_partition(), dtype=np.float64)
 
 
 def log_predictive(prior: ConjugatePrior, stats: tuple, c_x: tuple, log_h: float) -> np.ndarray:
