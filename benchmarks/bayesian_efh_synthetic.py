@@ -19,6 +19,8 @@
   approximation (eq. 20), against the log Z part of the Langevin move, at W_true and a W' one
   Langevin step away.
 * Empirical Bayes (eqs. 23-27) on one N = 100 data set from the ML start.
+* "tiny": Langevin with brief sampling (l = 1, 5, 25) and with the exact grad log Z against the exact
+  posterior (quadrature) of the enumerable GB-EFH of the tests.
 
 Writes <out>.jsonl (one record per measurement) and, when matplotlib imports, <out>-fig{3,4,5,6}.png.
 """
@@ -240,6 +242,48 @@ def empirical_bayes(args, W_true, emit):
     return rec
 
 
+def tiny_posterior(args, W_true, emit):
+    """The paper's sampler (Langevin + brief sampling) against the exact posterior of the tests' enumerable
+    GB-EFH (M = 2, J = 1, N = 20; posterior by quadrature): how far does brief sampling move the posterior?"""
+    import itertools
+
+    from scipy.special import logsumexp
+
+    from harmonium.evaluation.diagnostics import mcse_mean, rhat
+
+    states = np.array(list(itertools.product([0.0, 1.0], repeat=2)))
+    theta = np.array([-0.3, 0.2])
+    m = gb_efh(2, 1, dtype=np.float64)
+    m.params["v:0:bias"], m.params["W:0"] = theta, np.array([[0.9], [0.6]])
+    _, p, _ = befh.visible_distribution(m)
+    X = states[np.random.default_rng(5).choice(4, size=20, p=p)]
+    prior = befh.GaussianColumnPrior(2, 0.8, 0.3)
+    g = np.linspace(-2.5, 3.5, 601)
+    A, B = np.meshgrid(g, g, indexing="ij")
+    proj = states[:, 0, None, None] * A + states[:, 1, None, None] * B
+    log_z = logsumexp((states @ theta)[:, None, None] + 0.5 * proj**2, axis=0)
+    L = sum(x @ theta + 0.5 * (x[0] * A + x[1] * B) ** 2 for x in X) - len(X) * log_z
+    L = L - 0.5 * (((A - 0.8) / 0.3) ** 2 + ((B - 0.8) / 0.3) ** 2)
+    w = np.exp(L - L.max())
+    w /= w.sum()
+    mean = np.array([(w * A).sum(), (w * B).sum()])
+    sd = np.sqrt(np.array([(w * A * A).sum(), (w * B * B).sum()]) - mean**2)
+    emit({"exp": "tiny_posterior", "kind": "exact (quadrature)", "mean": mean.tolist(), "sd": sd.tolist()})
+    print(f"tiny: exact mean {mean.round(4)} sd {sd.round(4)}", flush=True)
+    for grad, ell in (("exact", 1), ("brief", 1), ("brief", 5), ("brief", 25)):
+        res = bl.sample_posterior(np.random.default_rng(3), m, X, [prior],
+                                  bl.LangevinConfig(step_size=0.06, gradient=grad, n_gibbs=ell), n_chains=4,
+                                  n_warmup=300, n_samples=3000, thin=3)
+        d = res.draws
+        kind = f"Langevin, {grad} grad log Z" + (f", l={ell}" if grad == "brief" else "")
+        rec = {"exp": "tiny_posterior", "kind": kind,
+               "mean": d.mean(axis=(0, 1)).tolist(), "mcse": mcse_mean(d).tolist(), "sd": d.std(axis=(0, 1)).tolist(),
+               "rhat": rhat(d).tolist(), "shift_in_posterior_sd": ((d.mean(axis=(0, 1)) - mean) / sd).tolist()}
+        emit(rec)
+        print(f"tiny: {rec['kind']}: mean {np.round(rec['mean'], 4)} +- {np.round(rec['mcse'], 4)}, shift/sd "
+              f"{np.round(rec['shift_in_posterior_sd'], 3)}", flush=True)
+
+
 def plots(prefix, fig3, fig4, fig5_recs, fig6):
     try:
         import matplotlib
@@ -306,11 +350,11 @@ def main(argv=None):
     ap.add_argument("--fig4-runs", type=int, default=50)
     ap.add_argument("--var-repeats", type=int, default=200)
     ap.add_argument("--out", default="benchmarks/results/bayesian-efh")
-    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb")
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb tiny")
     args = ap.parse_args(argv)
     W_true, redraws = true_couplings(0)
     path = args.out + ".jsonl"
-    todo = set(args.only or ["fig5", "fig4", "fig6", "var", "eb"])
+    todo = set(args.only or ["fig5", "fig4", "fig6", "var", "eb", "tiny"])
     with open(path, "a") as fh:
         def emit(rec):
             rec = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "host": platform.node(), "load": os.getloadavg()[0],
@@ -334,6 +378,8 @@ def main(argv=None):
             variance_313(args, W_true, emit)
         if "eb" in todo:
             empirical_bayes(args, W_true, emit)
+        if "tiny" in todo:
+            tiny_posterior(args, W_true, emit)
     if fig3 is not None and fig4 is not None and fig6 is not None:
         plots(args.out, fig3, fig4, [r for r in recs if r.get("exp") == "fig5"], fig6)
 
