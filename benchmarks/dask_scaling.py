@@ -51,6 +51,12 @@ def _lo_bytes() -> int:
     return 0
 
 
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process so far: what a run costs whatever the machine's load."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
 def replicate(src: str, dst: str, times: int) -> str:
     """An on-disk corpus holding ``times`` copies of ``src`` (built one copy at a time)."""
     from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus
@@ -94,9 +100,12 @@ def worker(cfg: dict) -> dict:
                           dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
             out["worker_rss_before_mib"] = {k: v / 2**20 for k, v in client.run(
                 lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024).items()}
+            cpu0 = client.run(_cpu_s)
             t0 = time.perf_counter()
             _lda_dask.fit(est, path, client, callback=cb, doc_topic=False)
             out["fit_s"] = time.perf_counter() - t0
+            cpu1 = client.run(_cpu_s)
+            out["worker_cpu_s"] = sorted(cpu1[k] - cpu0[k] for k in cpu0)
             st = est.dask_stats_
             out["worker_peak_rss_mib"] = sorted(v / 2**20 for v in st["peak_rss_bytes"].values())
             out["payload_sent_per_sweep"] = st["bytes_sent"]
@@ -104,9 +113,11 @@ def worker(cfg: dict) -> dict:
             out["n_changed_per_sweep"] = st.get("n_changed")
     else:
         corpus = open_ondisk_corpus(path, verify=False)
+        cpu0 = _cpu_s()
         t0 = time.perf_counter()
         est.fit(corpus, callback=cb)
         out["fit_s"] = time.perf_counter() - t0
+        out["process_cpu_s"] = _cpu_s() - cpu0
     times = np.diff([m[0] for m in marks])
     lo = np.diff([m[1] for m in marks])
     n_tokens = int(open_ondisk_corpus(path, verify=False).counts.data.sum(dtype=np.int64))
