@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 
@@ -43,12 +44,18 @@ def heat_bath_sweep(coupling, bias, u_row, x, field):
 
 
 @njit(cache=True, nogil=True)
-def cftp_draw(rng, coupling, bias, u, t0, top, bot, ftop, fbot):
-    """One exact draw (left in ``top``); returns the horizon T used, or -T if u's rows ran out first."""
+def cftp_draw(rng, coupling, bias, u, t0, max_t, top, bot, ftop, fbot):
+    """One exact draw (left in ``top``); returns (T, u): the horizon T used (-T if ``max_t`` was
+    reached without coalescence) and the uniforms buffer, grown (rows copied) when T outgrew it.
+    The uniforms of times already visited are kept, as coupling from the past requires."""
     m = top.shape[0]
     t = t0
     filled = 0
     while True:
+        if t > u.shape[0]:
+            bigger = np.empty((max(t, 2 * u.shape[0]), m))
+            bigger[:filled] = u[:filled]
+            u = bigger
         for k in range(filled, t):
             for i in range(m):
                 u[k, i] = rng.random()
@@ -67,17 +74,18 @@ def cftp_draw(rng, coupling, bias, u, t0, top, bot, ftop, fbot):
                 same = False
                 break
         if same:
-            return t
-        if 2 * t > u.shape[0]:
-            return -t
+            return t, u
+        if 2 * t > max_t:
+            return -t, u
         t *= 2
 
 
 @njit(cache=True, nogil=True)
-def cftp_many(rng, coupling, bias, u, t0, out, horizons, top, bot, ftop, fbot):
-    """``out.shape[0]`` independent exact draws into ``out``; their horizons into ``horizons``."""
+def cftp_many(rng, coupling, bias, u, t0, max_t, out, horizons, top, bot, ftop, fbot):
+    """``out.shape[0]`` independent exact draws into ``out``; their horizons into ``horizons``.
+    ``u`` is the initial uniforms buffer (rows = sweeps); it grows up to ``max_t`` rows as needed."""
     for s in range(out.shape[0]):
-        horizons[s] = cftp_draw(rng, coupling, bias, u, t0, top, bot, ftop, fbot)
+        horizons[s], u = cftp_draw(rng, coupling, bias, u, t0, max_t, top, bot, ftop, fbot)
         for i in range(top.shape[0]):
             out[s, i] = top[i]
 

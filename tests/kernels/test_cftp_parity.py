@@ -41,8 +41,8 @@ def test_cftp_kernel_matches_reference():
     W = np.abs(rng.normal(0, 0.5, (6, 2)))
     C, b = ising_parameters(W, rng.normal(-0.5, 0.5, 6))
     out, hz = np.empty((30, 6)), np.empty(30, dtype=np.int64)
-    u = np.empty((64, 6))
-    cftp_many(np.random.default_rng(1), C, b, u, 1, out, hz, *(np.empty(6) for _ in range(4)))
+    u = np.empty((2, 6))  # smaller than the horizons needed: the kernel grows it, keeping the old rows
+    cftp_many(np.random.default_rng(1), C, b, u, 1, 64, out, hz, *(np.empty(6) for _ in range(4)))
     ref, ref_hz = reference_cftp(np.random.default_rng(1), C, b, 30, 1, 64)
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(hz, ref_hz)

@@ -73,8 +73,9 @@ def sample(rng: np.random.Generator, W, theta=None, n: int = 1, *, initial_sweep
     m = C.shape[0]
     out = np.empty((int(n), m))
     horizons = np.empty(int(n), dtype=np.int64)
-    u = np.empty((int(max_sweeps), m))
-    cftp_many(rng, C, b, u, int(initial_sweeps), out, horizons, np.empty(m), np.empty(m), np.empty(m), np.empty(m))
+    u = np.empty((min(int(max_sweeps), max(64, int(initial_sweeps))), m))
+    cftp_many(rng, C, b, u, int(initial_sweeps), int(max_sweeps), out, horizons, np.empty(m), np.empty(m), np.empty(m),
+              np.empty(m))
     return out, CFTPInfo(horizons, bool((horizons > 0).all()))
 
 

@@ -68,7 +68,13 @@ class GaussianColumnPrior:
 
     def __init__(self, n_visible: int, mean=0.0, scale=0.1, covariance=None):
         self.n_visible = int(n_visible)
-        self.mean = np.broadcast_to(np.asarray(mean, dtype=np.float64), (self.n_visible,)).copy()
+        try:
+            self.mean = np.broadcast_to(np.asarray(mean, dtype=np.float64), (self.n_visible,)).copy()
+            scale = None if covariance is not None else np.broadcast_to(np.asarray(scale, dtype=np.float64),
+                                                                         (self.n_visible,)).copy()
+        except ValueError as exc:
+            raise InvalidParameterError(f"GaussianColumnPrior: 'mean' and 'scale' must be floats or have "
+                                        f"{self.n_visible} entries (one per visible unit).") from exc
         if not np.isfinite(self.mean).all():
             raise InvalidParameterError("GaussianColumnPrior: 'mean' must be finite.")
         if covariance is not None:
@@ -85,7 +91,7 @@ class GaussianColumnPrior:
             self.scale = np.sqrt(np.diag(cov))
             self._logdet = 2.0 * float(np.log(np.diag(self._chol)).sum())
         else:
-            s = np.broadcast_to(np.asarray(scale, dtype=np.float64), (self.n_visible,)).copy()
+            s = scale
             if not (np.isfinite(s).all() and (s > 0).all()):
                 raise InvalidParameterError("GaussianColumnPrior: 'scale' (sigma) must be finite and > 0.")
             self.covariance = None
