@@ -189,6 +189,28 @@ def test_importance_sampling_ratio_identity(exact):
     assert abs(bad - (log_z - log_z1)) > Z_TOL * bad_se
 
 
+def test_first_order_ratio_is_second_order_accurate(exact):
+    """Eq. 20 (log Z(W) - log Z(W') ~ (W - W') . grad log Z(W'), exact gradient): the error shrinks
+    like |W - W'|^2 (x ~1/4 when the step halves); with the sign of the expansion flipped it does not."""
+    m, _, _, _ = exact
+    model = befh.posterior_model(m)
+    W = np.array([0.7, 0.4])
+    d = np.array([0.3, -0.2])
+
+    def log_z(q):
+        befh.set_couplings(model, q)
+        return befh.visible_distribution(model)[2]
+
+    errs, bad = [], []
+    for h in (0.1, 0.05, 0.025):
+        est = befh_mh.log_z_ratio(None, model, W, W + h * d, ratio="first_order", sampler=bl.exact_visible_sampler)
+        truth = log_z(W) - log_z(W + h * d)
+        errs.append(abs(est - truth))
+        bad.append(abs(-est - truth))
+    assert 3.0 < errs[0] / errs[1] < 5.0 and 3.0 < errs[1] / errs[2] < 5.0
+    assert bad[0] / bad[1] < 2.5
+
+
 def test_mh_exact_partition_ratio_matches_posterior(exact):
     m, X, mean, second = exact
     z = _zscores(_run_mh(m, X, "exact", 1500, 13), mean, second)
