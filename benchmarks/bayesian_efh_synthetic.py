@@ -91,7 +91,9 @@ def ml_cd(rng, X, V_true, record=(50, 100, 250, 500, 1000)):
     return st.model.params["W:0"].copy(), out
 
 
-def langevin(rng, X, prior, n_chains=N_CHAINS, n_warmup=N_WARMUP, n_draws=N_DRAWS, thin=THIN):
+def langevin(rng, X, prior, n_chains=N_CHAINS, n_warmup=None, n_draws=None, thin=THIN):
+    n_warmup = N_WARMUP if n_warmup is None else n_warmup
+    n_draws = N_DRAWS if n_draws is None else n_draws
     m = model0()
     starts = np.stack([prior.sample(rng, J).ravel() for _ in range(n_chains)])
     res = bl.sample_posterior(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS, n_gibbs=L_BRIEF),
@@ -351,7 +353,10 @@ def main(argv=None):
     ap.add_argument("--var-repeats", type=int, default=200)
     ap.add_argument("--out", default="benchmarks/results/bayesian-efh")
     ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb tiny")
+    ap.add_argument("--warmup", type=int, default=N_WARMUP, help="Langevin burn-in steps (fig5)")
+    ap.add_argument("--draws", type=int, default=N_DRAWS, help="stored draws per chain (fig5)")
     args = ap.parse_args(argv)
+    globals().update(N_WARMUP=args.warmup, N_DRAWS=args.draws)
     W_true, redraws = true_couplings(0)
     path = args.out + ".jsonl"
     todo = set(args.only or ["fig5", "fig4", "fig6", "var", "eb", "tiny"])
