@@ -67,7 +67,9 @@ def _series(records, model, column):
 
 
 def _errorbar(ax, x, m, lo, hi, label, marker="o"):
-    ax.errorbar(x, m, yerr=np.vstack([m - lo, hi - m]), marker=marker, capsize=3, label=label)
+    # the mean of equal values can differ from them in the last bit: clip the bars at zero
+    yerr = np.maximum(np.vstack([m - lo, hi - m]), 0.0)
+    ax.errorbar(x, m, yerr=yerr, marker=marker, capsize=3, label=label)
 
 
 def _k_axis(ax, records):

@@ -166,6 +166,11 @@ def test_plots(grid, tmp_path, monkeypatch):
     assert sorted(paths) == ["accuracy_vs_k", "perplexity_vs_k", "time_vs_quality"]
     for p in paths.values():
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # several seeds with identical values (the mean may differ from them in the last bit) still plot
+    many = [{**r, "seed": s, "accuracy_1nn": 0.4407, "accuracy_logreg": 0.8132702392002724} for r in res.records
+            for s in range(3)]
+    assert np.mean([0.4407] * 3) < 0.4407  # what made errorbar refuse "negative" bars
+    assert (tmp_path / "many" / "accuracy_vs_k.png") == plot_compare(many, tmp_path / "many")["accuracy_vs_k"]
     monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
     with pytest.raises(ImportError, match=r"pip install 'harmonium\[plot\]'"):
         plot_compare(res, tmp_path)
