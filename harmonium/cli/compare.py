@@ -126,8 +126,10 @@ def compare(corpus, fmt, text_column, label_column, n_docs, out_dir, models, n_t
         click.echo("\nAccuracy, logistic regression (L2, C = 1)\n")
         click.echo(res.accuracy_table("logreg"))
     if "perplexity" in task_list:
-        click.echo("\nHeld-out perplexity (± 1 standard error)\n")
+        many = len({r["seed"] for r in res.records}) > 1
+        click.echo("\nHeld-out perplexity (" + ("mean (min-max) over seeds" if many else "± 1 standard error") + ")\n")
         click.echo(res.perplexity_table())
-    click.echo("\nFit seconds\n")
+    click.echo("\nFit seconds (training split" + ("; mean over seeds)" if len({r["seed"] for r in res.records}) > 1
+                                                  else ")") + "\n")
     click.echo(res.time_table())
     click.echo(f"\nWrote {res.csv_path}, {res.json_path}" + "".join(f", {p}" for p in pngs.values()))
