@@ -41,8 +41,16 @@ def check_random_state(random_state, owner: str = "harmonium") -> tuple[np.rando
 
 
 def spawn(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
-    """``n`` independent child Generators of ``rng`` (same bit-generator type)."""
-    return rng.spawn(n)
+    """``n`` independent child Generators of ``rng`` (same bit-generator type).
+
+    The children are ``SeedSequence(entropy).spawn(n)`` with 256 bits of entropy drawn from ``rng``,
+    so they are a function of ``rng``'s current state alone, and ``rng`` moves on. ``rng.spawn``
+    would use the seed sequence ``rng`` was built with, which a generator restored from a stored
+    state (:func:`generator_from_state`) does not have: its children would differ on every run.
+    """
+    entropy = rng.integers(0, 2**32, size=8, dtype=np.uint32)
+    bitgen = type(rng.bit_generator)
+    return [np.random.Generator(bitgen(child)) for child in np.random.SeedSequence(entropy).spawn(n)]
 
 
 def get_state(rng: np.random.Generator) -> dict:

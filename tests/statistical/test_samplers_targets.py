@@ -42,7 +42,7 @@ MATRIX = [
     ("rwmh", BETABERN, 20000, {}),
     ("mwg", STD5, 20000, {}),
     ("mwg", CORR2, 20000, {}),
-    ("mwg", BANANA, 200000, {}),
+    ("mwg", BANANA, 400000, {}),
     ("mwg", BETABERN, 20000, {}),
 ]
 

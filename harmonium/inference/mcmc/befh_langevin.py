@@ -39,6 +39,7 @@ from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc.langevin import proposal_logdensity, propose
 from harmonium.models.undirected import bayesian_efh as befh
 from harmonium.models.undirected.efh import Harmonium
+from harmonium.parallel.seeds import spawn
 
 __all__ = ["LangevinConfig", "BEFHLangevinInfo", "BEFHLangevinState", "PosteriorSamples", "build_kernel",
            "gradient", "init", "log_partition_ratio_is", "sample_posterior", "exact_visible_sampler"]
@@ -292,10 +293,7 @@ def sample_posterior(rng: np.random.Generator, model: Harmonium, xs, priors, cfg
         if init_positions.shape != (n_chains, d):
             raise InvalidParameterError(f"sample_posterior: init_positions must have shape ({n_chains}, {d}); "
                                         f"got {init_positions.shape}.")
-    # child streams from the Generator's own draws, not rng.spawn: a Generator rebuilt from a saved
-    # state (the estimator's) carries a fresh, entropy-seeded SeedSequence, so spawn would not repeat
-    children = [np.random.Generator(type(rng.bit_generator)(s))
-                for s in np.random.SeedSequence(rng.integers(0, 2**63, size=4)).spawn(n_chains)]
+    children = spawn(rng, n_chains)  # a function of rng's state, also for a Generator restored from a file
     draws = np.empty((n_chains, n_samples, d))
     tidx = np.asarray(trace_index, dtype=np.int64)
     trace = np.full((n_chains, n_warmup + n_samples * thin, tidx.size), np.nan)
