@@ -190,9 +190,13 @@ def broken_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, g
     V = n_wk.shape[0]
     v_beta = V * beta
     d = 0
+    while doc_ptr[d + 1] <= i_start:
+        d += 1
     for i in range(i_start, words.shape[0]):
         while i >= doc_ptr[d + 1]:
             d += 1
+        if i == doc_ptr[d] and K + (doc_ptr[d + 1] - doc_ptr[d]) >= n_k.shape[0]:
+            return K, 0, 0, i  # the caller grows the arrays, as for da_sweep
         w = words[i]
         old = z[i]
         n_dk[d, old] -= 1
