@@ -43,7 +43,7 @@ def _model_params(items) -> dict:
 @click.option("-o", "--out-dir", type=click.Path(file_okay=False), required=True,
               help="Folder for the cells, results.csv, results.json and the PNGs.")
 @click.option("-m", "--models", default="lsi,lda-gibbs,lda-vb,rsm", show_default=True,
-              help="Comma-separated: lsi, lda-gibbs, lda-vb, lda-cvb0, lda-online-vb, rsm.")
+              help="Comma-separated: lsi, lda-gibbs, lda-vb, lda-cvb0, lda-online-vb, rsm, dwh (words + features).")
 @click.option("-k", "--n-topics", default="4,8,16,32", show_default=True, help="Comma-separated numbers of topics.")
 @click.option("--seeds", default="0", show_default=True, help="Comma-separated model seeds.")
 @click.option("--tasks", type=click.Choice(["both", "perplexity", "classification"]), default="both",

@@ -70,6 +70,12 @@ def _lda(inference, defaults):
     return make
 
 
+def _dwh(k, seed, **kw):
+    from harmonium.estimators.efh import DualWingHarmonium
+
+    return DualWingHarmonium(k, random_state=seed, **kw)
+
+
 def _rsm(k, seed, **kw):
     from harmonium.estimators.efh import ReplicatedSoftmax
 
@@ -85,7 +91,11 @@ BUILTIN_MODELS: dict[str, tuple[str, Callable]] = {
     "lda-cvb0": ("LDA (CVB0)", _lda("cvb0", {"n_iter": 50})),
     "lda-online-vb": ("LDA (online VB)", _lda("online_vb", {"n_iter": 10})),
     "rsm": ("Replicated Softmax", _rsm),
+    "dwh": ("Dual-wing harmonium", _dwh),
 }
+# Models whose likelihood is not a likelihood of the words alone (the dual-wing harmonium's log p(x, z) includes the
+# Gaussian feature wing): no perplexity, and no fit to the perplexity split.
+NO_PERPLEXITY = ("DualWingHarmonium",)
 
 
 class CompareResult:
@@ -323,7 +333,9 @@ def compare(
         Documents, with ``labels`` for the classification task (e.g. ``load_debian()``: sections).
     models : list of names or dict label -> name or factory
         Built-in names: ``"lsi"``, ``"lda-gibbs"``, ``"lda-vb"``, ``"lda-cvb0"``, ``"lda-online-vb"``,
-        ``"rsm"`` (Replicated Softmax with K hidden units). A factory is ``factory(n_topics, seed)``
+        ``"rsm"`` (Replicated Softmax with K hidden units), ``"dwh"`` (the dual-wing harmonium of seed 000
+        Fig. 7 on words and the corpus's ``features``; classification only: its likelihood includes the
+        feature wing, so it gets no perplexity). A factory is ``factory(n_topics, seed)``
         returning an unfitted model with ``fit`` and ``transform`` (or ``fit_transform``).
     n_topics : list of int, default (4, 8, 16, 32)
         The latent dimensions of seed 000 Fig. 7.
@@ -458,7 +470,7 @@ def _check_resumed(rec: dict, config: dict, params: dict, path: Path) -> None:
 def _run_cell(label, make, k, seed, splits, tasks, classifiers, n_particles, data) -> dict:
     rec = {c: None for c in RESULT_COLUMNS}
     rec.update(model=label, n_topics=int(k), seed=int(seed))
-    if "perplexity" in tasks:
+    if "perplexity" in tasks and type(make(k, seed)).__name__ not in NO_PERPLEXITY:
         train, test = splits["perplexity"]
         model = make(k, seed)
         t0 = time.perf_counter()

@@ -174,3 +174,13 @@ def test_plots(grid, tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
     with pytest.raises(ImportError, match=r"pip install 'harmonium\[plot\]'"):
         plot_compare(res, tmp_path)
+
+
+def test_dual_wing_harmonium_is_classification_only(labelled, tmp_path):
+    rng = np.random.default_rng(0)
+    with_features = Corpus(labelled.counts, labelled.vocabulary, labels=labelled.labels,
+                           features=rng.normal(size=(labelled.n_docs, 2)), feature_names=["a", "b"])
+    res = compare(with_features, ["dwh"], [2], out_dir=tmp_path, model_params={"dwh": {"n_iter": 2}})
+    r = res.records[0]
+    assert r["model"] == "Dual-wing harmonium" and r["perplexity"] is None and r["n_test_docs"] is None
+    assert 0 <= r["accuracy_1nn"] <= 1 and r["fit_seconds"] == r["classification_fit_seconds"]
