@@ -32,6 +32,7 @@ LAZY_ESTIMATORS: dict[str, str] = {
     "ReplicatedSoftmax": "harmonium.estimators.efh",
     "RatePoisson": "harmonium.estimators.efh",
     "HCRF": "harmonium.estimators.hcrf",
+    "BayesianEFH": "harmonium.estimators.bayesian_efh",
 }
 
 
