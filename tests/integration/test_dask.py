@@ -190,3 +190,33 @@ def test_cli_fit_on_the_cluster_reads_the_ondisk_corpus(client, corpus_dir, tmp_
     from harmonium import load
 
     np.testing.assert_array_equal(load(str(out)).topic_word_, ref.topic_word_)
+
+
+def test_data_parallel_cd_merges_statistics_and_matches_in_process(client, corpus_dir):
+    from harmonium.inference.learning.cd import reconstruction_error
+    from harmonium.inference.learning.cd_dask import fit_cd, shard_statistics
+    from harmonium.models.undirected.named import random_init, replicated_softmax
+    from harmonium.parallel.dask_shards import ShardedRun, plan_shards
+
+    path, corpus = corpus_dir
+    m0 = random_init(np.random.default_rng(0), replicated_softmax(corpus.n_words, 8))
+    x = corpus.counts.astype(m0.dtype)
+    lengths = np.asarray(x.sum(axis=1)).ravel().astype(np.float64)
+    local = ShardedRun(None, plan_shards(path, 2))
+    fitted, _ = fit_cd(local, m0, np.random.default_rng(1), n_steps=30, learning_rate=0.01, batch_rows=50)
+    # the shards' sufficient statistics add up to the whole corpus's (the global step's merge)
+    full = fitted.statistics((x,), lengths)
+    parts = local.map(shard_statistics, [(fitted,)] * 2)
+    for k in full:
+        np.testing.assert_allclose(parts[0][k] + parts[1][k], full[k], rtol=1e-9, atol=1e-9)
+    assert reconstruction_error(fitted, (x,), lengths) < reconstruction_error(m0, (x,), lengths)
+    local.close()
+    # the cluster runs the same local steps: identical parameters
+    ref, _ = fit_cd(ShardedRun(None, plan_shards(path, 2)), m0, np.random.default_rng(1), n_steps=3,
+                    learning_rate=0.01, batch_rows=50)
+    remote = ShardedRun(client, plan_shards(path, 2))
+    got, stats = fit_cd(remote, m0, np.random.default_rng(1), n_steps=3, learning_rate=0.01, batch_rows=50)
+    remote.close()
+    for k in ref.params:
+        np.testing.assert_array_equal(got.params[k], ref.params[k])
+    assert stats["bytes_received"][0] > 0
