@@ -220,3 +220,44 @@ def test_data_parallel_cd_merges_statistics_and_matches_in_process(client, corpu
     for k in ref.params:
         np.testing.assert_array_equal(got.params[k], ref.params[k])
     assert stats["bytes_received"][0] > 0
+
+
+def _init_sleeper(spec):
+    return spec.index, None
+
+
+def _sleep(state, seconds):
+    import time
+
+    time.sleep(seconds)
+    return state
+
+
+def test_worker_killed_during_a_local_step_is_detected(client, corpus_dir):
+    import sys
+    import threading
+
+    import cloudpickle
+
+    from harmonium.parallel.dask_shards import ShardedRun, WorkerLost, plan_shards
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
+    run = ShardedRun(client, plan_shards(corpus_dir[0], 2))
+    run.place(_init_sleeper, [()] * 2)
+    pids = client.run(os.getpid)
+    victim = run.owners[1]
+    outcome = []
+
+    def step():
+        try:
+            outcome.append(run.map(_sleep, [(3.0,)] * 2))
+        except WorkerLost as e:
+            outcome.append(e)
+
+    worker = threading.Thread(target=step)
+    worker.start()
+    threading.Timer(1.0, lambda: os.kill(pids[victim], signal.SIGKILL)).start()
+    worker.join(timeout=60)  # without the liveness check the step would wait for the dead worker forever
+    assert not worker.is_alive() and isinstance(outcome[0], WorkerLost), outcome
+    run.close()
+    client.wait_for_workers(2, timeout=60)
