@@ -109,11 +109,9 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
     """Resample z_i for tokens i_start..N-1 in order; returns (K, n_changed, n_new, i_next).
 
     Mutates ``z``, the counts and ``tau`` in place. Stops early, with
-    ``i_next < N``, at the start of a document that could create more topics
-    than the ``n_k.shape[0]`` columns hold (the caller grows the arrays and
-    calls again from ``i_next``, a document boundary, so the chain does not
-    depend on the capacity); otherwise ``i_next == N``. ``i_start`` must be
-    the first token of a document. Emptied topics stay as dead columns (n_k = 0, tau = 0,
+    ``i_next < N``, before a token when all ``n_k.shape[0]`` columns are in use
+    (the caller grows the arrays and calls again from ``i_next``; the chain does
+    not depend on the capacity); otherwise ``i_next == N``. Emptied topics stay as dead columns (n_k = 0, tau = 0,
     weight 0) until :func:`compact`. ``p`` is scratch of length >= capacity + 1.
     """
     cap = n_k.shape[0]
@@ -136,7 +134,7 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
     for i in range(i_start, N):
         while i >= doc_ptr[d + 1]:
             d += 1
-        if i == doc_ptr[d] and K + (doc_ptr[d + 1] - doc_ptr[d]) >= cap:
+        if K >= cap:
             return K, n_changed, n_new, i
         w = words[i]
         old = z[i]
@@ -296,7 +294,7 @@ def _s_total(tau, K, alpha, beta, c):
 
 @njit(cache=True, nogil=True)
 def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, i_start,
-                    wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+                    wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, carry_f, carry_i):
     """:func:`da_sweep` with the conditional split into SparseLDA buckets (Yao, Mimno & McCallum 2009).
 
     With c_k = 1 / (n_k + V beta), the weights of seed 002 eq. 1-2 add up term by term to
@@ -308,9 +306,11 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
 
     so a draw is exact and costs O(k_w + k_d) instead of O(K). Same return
     value and early stop as :func:`da_sweep`. Scratch: ``c``, ``qcoef``,
-    ``qbuf`` (float64) and ``dtop`` (int), ``in_doc`` (uint8, all zero on entry
-    and exit), length >= capacity; the word lists from :func:`build_word_lists`
-    on the current counts.
+    ``qbuf`` (float64) and ``dtop`` (int), ``in_doc`` (uint8, all zero on
+    entry), length >= capacity + 1; the word lists from :func:`build_word_lists`
+    on the current counts. ``carry_f`` (float64[2]) and ``carry_i`` (int64[2])
+    carry (s, r) and (length of dtop, resume flag) across an early stop: called
+    again with the flag set (and ``dtop`` kept), the sweep resumes bit-identically.
     """
     cap = n_k.shape[0]
     V = n_wk.shape[0]
@@ -319,9 +319,6 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
     N = words.shape[0]
     n_changed = 0
     n_new = 0
-    for k in range(K):
-        c[k] = 1.0 / (n_k[k] + v_beta)
-        qcoef[k] = alpha * tau[k] * c[k]
     lo = 0
     hi = n_docs
     while hi - lo > 1:
@@ -331,24 +328,47 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
         else:
             hi = mid
     d0 = lo
-    for d in range(d0, n_docs):
-        if K + (doc_ptr[d + 1] - doc_ptr[d]) >= cap:
-            return K, n_changed, n_new, doc_ptr[d]
-        # s from scratch at every document: no rounding drift, and the same bits after an early stop
-        s = _s_total(tau, K, alpha, beta, c)
-        dlen = 0
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            k = z[i]
-            if in_doc[k] == 0:
-                in_doc[k] = 1
-                dtop[dlen] = k
-                dlen += 1
-        r = 0.0
+    resume = carry_i[1] == 1
+    carry_i[1] = 0
+    s = 0.0
+    r = 0.0
+    dlen = 0
+    if resume:
+        s = carry_f[0]
+        r = carry_f[1]
+        dlen = carry_i[0]
         for j in range(dlen):
-            k = dtop[j]
-            qcoef[k] = (alpha * tau[k] + n_dk[d, k]) * c[k]
-            r += n_dk[d, k] * beta * c[k]
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            in_doc[dtop[j]] = 1
+    for k in range(K):
+        c[k] = 1.0 / (n_k[k] + v_beta)
+        at = alpha * tau[k]
+        if resume and in_doc[k] == 1:
+            qcoef[k] = (at + n_dk[d0, k]) * c[k]
+        else:
+            qcoef[k] = at * c[k]
+    for d in range(d0, n_docs):
+        if not (resume and d == d0):
+            # s from scratch at every document: no rounding drift
+            s = _s_total(tau, K, alpha, beta, c)
+            dlen = 0
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                k = z[i]
+                if in_doc[k] == 0:
+                    in_doc[k] = 1
+                    dtop[dlen] = k
+                    dlen += 1
+            r = 0.0
+            for j in range(dlen):
+                k = dtop[j]
+                qcoef[k] = (alpha * tau[k] + n_dk[d, k]) * c[k]
+                r += n_dk[d, k] * beta * c[k]
+        for i in range(max(i_start, doc_ptr[d]), doc_ptr[d + 1]):
+            if K >= cap:
+                carry_f[0] = s
+                carry_f[1] = r
+                carry_i[0] = dlen
+                carry_i[1] = 1
+                return K, n_changed, n_new, i
             w = words[i]
             old = z[i]
             # remove the token
@@ -455,7 +475,9 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
 def da_sweep_sparse(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, p, i_start):
     """:func:`da_sparse_sweep` with the signature of :func:`da_sweep` (``p`` unused): builds its own lists.
 
-    The word lists and scratch cost O(N + V K + capacity) per call, small next to the sweep.
+    The word lists and scratch cost O(N + V K + capacity) per call, small next to the sweep. After
+    an early stop a second call restarts the document's buckets (exact, but not the same bits as
+    one call; the estimators use :func:`da_sparse_sweep`, which carries them).
     """
     V = n_wk.shape[0]
     cap = n_k.shape[0]
@@ -473,4 +495,4 @@ def da_sweep_sparse(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
     dtop = np.zeros(cap + 1, dtype=np.int32)
     in_doc = np.zeros(cap + 1, dtype=np.uint8)
     return da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, i_start,
-                           wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc)
+                           wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, np.zeros(2), np.zeros(2, dtype=np.int64))

@@ -221,14 +221,17 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
             lists = (cache["wptr"], cache["wtop"], cache["wlen"])
             # built once per sweep and kept across capacity growth: the chain does not depend on the capacity
             khdp.build_word_lists(state.n_wk, K, *lists)
+        carry_f, carry_i = np.zeros(2), np.zeros(2, dtype=np.int64)
+        dtop = np.zeros(0, dtype=np.int32)
         while True:
             if sparse:
                 cap1 = state.capacity + 1
-                scratch = (np.zeros(cap1), np.zeros(cap1), np.zeros(cap1), np.zeros(cap1, dtype=np.int32),
-                           np.zeros(cap1, dtype=np.uint8))
+                # the document's topic list survives a capacity growth: the sweep resumes where it stopped
+                dtop = np.concatenate([dtop, np.zeros(cap1 - dtop.shape[0], dtype=np.int32)])
+                scratch = (np.zeros(cap1), np.zeros(cap1), np.zeros(cap1), dtop, np.zeros(cap1, dtype=np.uint8))
                 K, nc, nn, i = khdp.da_sparse_sweep(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk,
                                                     state.n_wk, state.n_k, state.tau, K, state.alpha, model.beta,
-                                                    state.gamma, i, *lists, *scratch)
+                                                    state.gamma, i, *lists, *scratch, carry_f, carry_i)
             else:
                 p = np.empty(state.capacity + 1)
                 K, nc, nn, i = sweep_fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk,
