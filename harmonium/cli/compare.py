@@ -129,7 +129,8 @@ def compare(corpus, fmt, text_column, label_column, n_docs, out_dir, models, n_t
         many = len({r["seed"] for r in res.records}) > 1
         click.echo("\nHeld-out perplexity (" + ("mean (min-max) over seeds" if many else "± 1 standard error") + ")\n")
         click.echo(res.perplexity_table())
-    click.echo("\nFit seconds (training split" + ("; mean over seeds)" if len({r["seed"] for r in res.records}) > 1
-                                                  else ")") + "\n")
+    where = "training split" if "perplexity" in task_list else "all documents"
+    many = len({r["seed"] for r in res.records}) > 1
+    click.echo(f"\nFit seconds ({where}" + ("; mean over seeds)" if many else ")") + "\n")
     click.echo(res.time_table())
     click.echo(f"\nWrote {res.csv_path}, {res.json_path}" + "".join(f", {p}" for p in pngs.values()))
