@@ -13,8 +13,11 @@ HAS_MPL = importlib.util.find_spec("matplotlib") is not None
 DRAWS = np.random.default_rng(0).standard_normal((2, 100, 3))
 
 
-@pytest.mark.skipif(HAS_MPL, reason="matplotlib is installed")
-def test_without_matplotlib_the_error_names_the_extra():
+def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    for name in ("matplotlib", "matplotlib.pyplot"):  # None in sys.modules makes the import fail
+        monkeypatch.setitem(sys.modules, name, None)
     for plot in (plots_mcmc.trace_plot, plots_mcmc.autocorrelation_plot):
         with pytest.raises(ImportError, match=r"harmonium\[plot\]"):
             plot(DRAWS)
