@@ -38,7 +38,7 @@ DASK_INFERENCE = ("parallel_gibbs", "vb", "online_vb")
 MAX_RECOVERIES = 3
 
 
-def _ondisk_path(X, tmp_holder: list) -> str:
+def _ondisk_path(X, tmp_holder: list, where: str = "LDA.fit") -> str:
     """The directory of an on-disk corpus for ``X`` (written to a temporary directory if in memory)."""
     if isinstance(X, (str, os.PathLike)):
         return os.path.abspath(os.fspath(X))
@@ -46,7 +46,7 @@ def _ondisk_path(X, tmp_holder: list) -> str:
         filename = getattr(X.counts.data, "filename", None)
         if filename is not None and os.path.exists(os.path.join(os.path.dirname(filename), "manifest.json")):
             return os.path.dirname(os.path.abspath(filename))
-    corpus = as_corpus(X, "LDA.fit")
+    corpus = as_corpus(X, where)
     tmp = tempfile.mkdtemp(prefix="harmonium-shards-")
     tmp_holder.append(tmp)
     build_ondisk_corpus([corpus], tmp, corpus.vocabulary)

@@ -206,7 +206,7 @@ class _HarmoniumEstimator(BaseEstimator):
         )
 
     # -- fitting ----------------------------------------------------------------------------
-    def fit(self, X, y=None, *, features=None, resume: bool = False, callback=None):
+    def fit(self, X, y=None, *, features=None, resume: bool = False, callback=None, client=None, n_shards=None):
         """Learn the harmonium by CD-k or PCD over ``n_iter`` epochs.
 
         Parameters
@@ -220,11 +220,39 @@ class _HarmoniumEstimator(BaseEstimator):
             uninterrupted run.
         callback : callable, optional
             ``callback(epoch, n_iter, info)`` after every epoch; return True to stop.
+        client : distributed.Client, optional
+            Train by data-parallel CD / PCD on this Dask cluster (docs/guides/scale-out.md;
+            one-wing models: EFH with one wing, GBEFH, ReplicatedSoftmax, RatePoisson). ``X`` may
+            then be the path of an on-disk corpus, which the workers read themselves (an
+            in-memory corpus is written to a temporary directory the workers must be able to
+            read). Each of the P shards contributes ceil(batch_size / P) rows to every update:
+            the workers return sum_b [S(x_b) - S(x~_b)] over their rows, the driver adds them in
+            shard order and applies momentum and weight decay to the merged gradient exactly as
+            in one process. What differs from ``client=None, n_shards=None`` (one process): a
+            mini-batch is P blocks of rows, each drawn from one shard's own random order per
+            epoch (not one permutation of the whole corpus), so an epoch has
+            ceil(max_p D_p / ceil(batch_size / P)) updates and its last ones may be smaller;
+            PCD keeps ceil(batch_size / P) persistent chains on each shard's worker (P sets in
+            place of one set of ``batch_size``); the random streams are per local step (a seed
+            from the driver's Generator each) and the statistics are summed in float64 before
+            the update (one process adds them in ``dtype``), so the two runs are statistically,
+            not bitwise, alike. A run depends on the seed and the number of shards only:
+            ``client=None, n_shards=P`` runs the same local steps in this process, and a cluster
+            run reproduces it bit for bit. A lost worker is recovered from the last checkpoint
+            (``checkpoint_path``; the PCD chains are checkpointed too); ``dask_stats_`` records
+            the bytes moved and seconds per epoch, peak memory per worker and recoveries.
+        n_shards : int, optional
+            Shards of the corpus (default: the cluster's workers).
         """
         self._validate_params()
         name = type(self).__name__
         if resume and self.checkpoint_path is None:
             raise InvalidParameterError(f"{name}.fit(resume=True) needs checkpoint_path to be set.")
+        if client is not None or n_shards is not None:
+            from harmonium.estimators import _efh_dask
+
+            return _efh_dask.fit(self, X, client, n_shards=n_shards, features=features, resume=resume,
+                                 callback=callback)
         xs, lengths, corpus = self._coerce(X, features, f"{name}.fit", fitting=True)
         if xs[0].shape[0] == 0:
             raise CorpusError(f"{name}.fit got no documents.")

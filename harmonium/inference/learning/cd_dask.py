@@ -93,3 +93,83 @@ def fit_cd(run: ShardedRun, model, rng: np.random.Generator, *, n_steps: int, le
         if callback is not None and callback(step, model):
             break
     return model, stats
+
+
+# -- the estimators' data-parallel CD / PCD (``EFH.fit(X, client=...)``) ---------------------------------
+def rows_in_units(data, units, dtype):
+    """A shard's CSR counts as the first wing's data, converted as ``_HarmoniumEstimator`` converts them:
+    binary wings take occurrences (count > 0), the units check the values, then the model's dtype.
+    Returns (x, lengths or None)."""
+    from harmonium.models.undirected.units import BernoulliUnits
+
+    values = np.ones(data.data.shape[0]) if isinstance(units, BernoulliUnits) else data.data.astype(np.float64)
+    x = sp.csr_matrix((values, data.indices, data.indptr), shape=(data.n_docs, data.n_words))
+    x = units.check_data(x, "the on-disk corpus (wing 'words')")
+    x = x.astype(dtype) if sp.issparse(x) else np.ascontiguousarray(x, dtype=dtype)
+    lengths = np.asarray(x.sum(axis=1), dtype=np.float64).ravel() if units.needs_lengths else None
+    return x, lengths
+
+
+class EFHShard:
+    """A worker's rows of a one-wing harmonium, its per-epoch visiting order and (PCD) its fantasy chains."""
+
+    def __init__(self, spec, units, dtype, batch_rows: int, persistent: bool, n_hidden: int):
+        self.x, self.lengths = rows_in_units(open_shard(spec), units, np.dtype(dtype))
+        self.batch_rows = max(1, int(batch_rows))
+        self.chains = np.zeros((self.batch_rows, int(n_hidden)), dtype=np.dtype(dtype)) if persistent else None
+        self.epoch = -1
+        self.order = None
+
+
+def efh_shard_open(spec, units, dtype: str, batch_rows: int, persistent: bool, n_hidden: int):
+    """Place a shard; statistics = (rows, index of its first empty row or -1, column sums of x (float64))."""
+    state = EFHShard(spec, units, dtype, batch_rows, persistent, n_hidden)
+    x = state.x
+    nnz = np.diff(x.indptr) if sp.issparse(x) else np.count_nonzero(x, axis=1)
+    empty = np.flatnonzero(nnz == 0)
+    sums = np.asarray(x.sum(axis=0), dtype=np.float64).ravel()
+    return state, (int(x.shape[0]), int(empty[0]) if empty.size else -1, sums)
+
+
+def efh_shard_step(state: EFHShard, model, epoch: int, order_seed: int, batch: int, seed: int, n_gibbs: int,
+                   mean_field: bool):
+    """CD-k / PCD local step: mini-batch ``batch`` of epoch ``epoch`` of this shard (its rows in the order
+    drawn from ``order_seed``, ``batch_rows`` at a time); returns ({name: sum_b S(x_b) - S(x~_b)} over the
+    learnable parameters in float64, B), or (None, 0) once the shard's rows of this epoch are used up.
+
+    PCD (``state.chains``): the negative phase starts from the shard's persistent hidden chains, which
+    are then advanced, as :func:`harmonium.inference.learning.cd.batch_update` does in one process."""
+    from harmonium.inference.learning.cd import _add_stats
+
+    n_rows = state.x.shape[0]
+    if state.epoch != epoch:
+        state.order = np.random.Generator(np.random.PCG64(order_seed)).permutation(n_rows)
+        state.epoch = epoch
+    idx = np.sort(state.order[batch * state.batch_rows:(batch + 1) * state.batch_rows])
+    if idx.size == 0:
+        return None, 0
+    rng = np.random.Generator(np.random.PCG64(seed))
+    xs = (state.x[idx],)
+    lengths = None if state.lengths is None else state.lengths[idx]
+    n = idx.size
+    hp = model.hidden_params()
+    eta_pos = model.hidden_eta(xs, lengths)
+    h = state.chains[:n] if state.chains is not None else model.hidden.sample(rng, eta_pos, hp)
+    xs_neg, eta_neg = negative_phase(rng, model, h, lengths, n_gibbs, mean_field=mean_field)
+    if state.chains is not None:
+        state.chains[:n] = model.hidden.sample(rng, eta_neg, hp)
+    sums = {k: np.zeros(model.params[k].shape, dtype=np.float64) for k in model.learnable()}
+    _add_stats(model, sums, xs, eta_pos, lengths, 1.0)
+    _add_stats(model, sums, xs_neg, eta_neg, lengths, -1.0)
+    return sums, n
+
+
+def efh_shard_get_chains(state: EFHShard):
+    """The shard's persistent chains (for a checkpoint), or None."""
+    return state.chains
+
+
+def efh_shard_set_chains(state: EFHShard, chains) -> int:
+    """Restore the shard's persistent chains from a checkpoint."""
+    state.chains = np.array(chains, dtype=state.chains.dtype)
+    return int(state.chains.shape[0])
