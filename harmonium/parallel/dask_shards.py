@@ -198,6 +198,9 @@ class ShardedRun:
         self.bytes_sent = 0
         self.bytes_received = 0
         self._step = 0
+        #: Workers found unreachable: never given shards again by :meth:`place`, even while the scheduler
+        #: still lists them.
+        self.lost: set[str] = set()
 
     @property
     def n_shards(self) -> int:
@@ -212,7 +215,11 @@ class ShardedRun:
         self.bytes_sent += size
         where = [self.owners[p]]
         if size > DIRECT_BYTES:  # straight to the worker, not through the scheduler inside the task
-            packed = self.client.scatter([args], workers=where, direct=True, hash=False)[0]
+            try:
+                packed = self.client.scatter([args], workers=where, direct=True, hash=False)[0]
+            except OSError as e:  # CommClosedError: the owner died before the scheduler noticed
+                self.lost.add(where[0])
+                raise WorkerLost(f"the worker holding shard {p} ({where[0]}) cannot be reached: {e}") from e
             return self.client.submit(_unpack, fn, packed, workers=where, allow_other_workers=False, pure=False,
                                       key=f"harmonium-{self.run_id}-{self._step}-{p}")
         return self.client.submit(fn, *args, workers=where, allow_other_workers=False, pure=False,
@@ -239,6 +246,7 @@ class ShardedRun:
             alive = set(self.workers())
             lost = [p for p in not_done if self.owners[p] not in alive]
             if lost:
+                self.lost.update(self.owners[p] for p in lost)
                 self.client.cancel(futures)
                 raise WorkerLost(f"the worker holding shard {lost[0]} ({self.owners[lost[0]]}) left the cluster")
         results = self.client.gather(futures, direct=True)
@@ -253,21 +261,31 @@ class ShardedRun:
         if self.client is None:
             return [_place(self.run_id, spec, init, args) for spec, args in zip(self.specs, args_per_shard,
                                                                                  strict=True)]
-        workers = self.workers()
+        workers = [w for w in self.workers() if w not in self.lost]
         if not workers:
             raise WorkerLost("the Dask cluster has no workers")
         self.owners = [workers[p % len(workers)] for p in range(self.n_shards)]
-        futures = [self._submit(_place, p, self.run_id, spec, init, args)
-                   for p, (spec, args) in enumerate(zip(self.specs, args_per_shard, strict=True))]
-        return self._gather(futures)
+        return self._gather(self._submit_all([(_place, p, self.run_id, spec, init, args) for p, (spec, args)
+                                              in enumerate(zip(self.specs, args_per_shard, strict=True))]))
 
     def map(self, fn, args_per_shard) -> list:
         """The local step ``fn(state, *args)`` on every shard; the results in shard order."""
         if self.client is None:
             out = [_call(self.run_id, p, fn, args) for p, args in enumerate(args_per_shard)]
             return out
-        futures = [self._submit(_call, p, self.run_id, p, fn, args) for p, args in enumerate(args_per_shard)]
-        return self._gather(futures)
+        return self._gather(self._submit_all([(_call, p, self.run_id, p, fn, args)
+                                              for p, args in enumerate(args_per_shard)]))
+
+    def _submit_all(self, calls) -> list:
+        """Submit every shard's task; if one cannot be sent (WorkerLost) the ones already sent are cancelled."""
+        futures = []
+        try:
+            for fn, p, *args in calls:
+                futures.append(self._submit(fn, p, *args))
+        except WorkerLost:
+            self.client.cancel(futures)
+            raise
+        return futures
 
     def replace(self) -> None:
         """Forget every shard state (after a lost worker) under a new run id; call :meth:`place` again."""
