@@ -32,6 +32,7 @@ from harmonium.errors import CorpusError  # noqa: E402
 from harmonium.estimators.lda import LDA  # noqa: E402
 from harmonium.inference.mcmc import lda_dask_gibbs  # noqa: E402
 from harmonium.io.modelfile import read_model_file, write_model_file  # noqa: E402
+from harmonium.parallel.dask_shards import plan_shards  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -260,4 +261,136 @@ def test_worker_killed_during_a_local_step_is_detected(client, corpus_dir):
     worker.join(timeout=60)  # without the liveness check the step would wait for the dead worker forever
     assert not worker.is_alive() and isinstance(outcome[0], WorkerLost), outcome
     run.close()
+    client.wait_for_workers(2, timeout=60)
+
+
+# -- harmoniums: data-parallel CD through the estimators ----------------------------------------------
+def _assert_same_fit(a, b):
+    for k in b.model_.params:
+        np.testing.assert_array_equal(a.model_.params[k], b.model_.params[k], err_msg=k)
+    for k, v in b.trace_.items():
+        if k != "seconds":
+            np.testing.assert_array_equal(a.trace_[k], v, err_msg=k)
+
+
+def test_harmonium_cd_on_cluster_is_the_reference_and_reproducible(client, corpus_dir):
+    from harmonium.estimators.efh import EFH, ReplicatedSoftmax
+
+    path, corpus = corpus_dir
+    # CD-1 with the driver's momentum and weight decay (ReplicatedSoftmax defaults: 0.9, 0.001)
+    kw = dict(n_hidden=8, n_iter=2, random_state=5)
+    ref = ReplicatedSoftmax(**kw).fit(path, n_shards=2)
+    a = ReplicatedSoftmax(**kw).fit(path, client=client)
+    b = ReplicatedSoftmax(**kw).fit(corpus, client=client)  # an in-memory corpus goes through a temporary directory
+    for run in (a, b):
+        assert run.dask_stats_["n_shards"] == 2 and run.n_iter_ == 2
+        _assert_same_fit(run, ref)
+    assert not np.array_equal(ref.model_.params["W:0"], ReplicatedSoftmax(**kw).fit(path, n_shards=1).model_
+                              .params["W:0"])  # the result depends on the number of shards, as documented
+    # an update moves the parameters out and the learnable statistics back, never documents
+    n_batches = -(-max(s.hi - s.lo for s in plan_shards(path, 2)) // 50)
+    size = sum(v.nbytes for v in a.model_.params.values())
+    assert a.dask_stats_["bytes_sent"][0] <= n_batches * 2 * (size + 1000)
+    assert a.dask_stats_["bytes_received"][0] <= n_batches * 2 * (2 * size + 1000)
+    # PCD: the persistent chains stay on the workers
+    pcd = dict(n_hidden=8, n_iter=2, learning="pcd", weight_decay=0.01, random_state=2)
+    _assert_same_fit(EFH(**pcd).fit(path, client=client), EFH(**pcd).fit(path, n_shards=2))
+
+
+def test_harmonium_cd_on_cluster_learns_like_one_process(client, corpus_dir, monkeypatch):
+    from harmonium.estimators import _efh_dask
+    from harmonium.estimators.efh import EFH
+    from harmonium.inference.learning.cd import pseudo_log_likelihood
+
+    path, corpus = corpus_dir
+    x = (corpus.counts > 0).astype(np.float32).tocsr()
+
+    def pll(model):  # the same 20 draws of units for every model (common random numbers)
+        return float(np.mean([pseudo_log_likelihood(np.random.default_rng(r), model, (x,)).mean()
+                              for r in range(20)]))
+
+    kw = dict(n_hidden=16, n_iter=5, learning="cd", learning_rate=1.0, momentum=0.5, random_state=0)
+    dist = EFH(**kw).fit(path, client=client)
+    single = EFH(**kw).fit(corpus)
+    rec = dist.trace_["reconstruction_error"]
+    assert rec[-1] < rec[0] - 0.3, rec
+    assert abs(pll(dist.model_) - pll(single.model_)) < 0.75
+    # negative controls: the untrained model, and a merge that drops the second shard's statistics
+    # (half the gradient), both miss the single-process pseudo-likelihood by more than the tolerance
+    assert abs(pll(EFH(**{**kw, "n_iter": 1}).fit(path, n_shards=2).model_) - pll(single.model_)) > 0.75
+    real = _efh_dask.merge
+
+    def first_shard_only(outs, names):
+        merged, n_b = real(outs, names)
+        return real(outs[:1], names)[0], n_b
+
+    monkeypatch.setattr(_efh_dask, "merge", first_shard_only)
+    broken = EFH(**kw).fit(path, n_shards=2)
+    assert abs(pll(broken.model_) - pll(single.model_)) > 0.75
+
+
+def test_harmonium_killed_worker_resumes_from_checkpoint(client, corpus_dir, tmp_path):
+    from harmonium.estimators.efh import EFH
+
+    path, _ = corpus_dir
+    kw = dict(n_hidden=8, n_iter=4, learning="pcd", momentum=0.5, random_state=7)
+    ref = EFH(**kw).fit(path, n_shards=2)
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_once(epoch, n_iter, info):
+        if epoch == 2 and not killed:
+            victim = sorted(pids)[1]
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(victim)
+
+    est = EFH(**kw, checkpoint_path=str(tmp_path / "efh.hmn"), checkpoint_every=1)
+    est.fit(path, client=client, callback=kill_once)
+    assert killed and est.dask_stats_["recoveries"] == 1
+    _assert_same_fit(est, ref)  # parameters, momentum and the workers' PCD chains came back from the checkpoint
+    client.wait_for_workers(2, timeout=60)
+    # resume after the driver stopped: the same files, in this process
+    again = EFH(**{**kw, "n_iter": 5}, checkpoint_path=str(tmp_path / "efh.hmn")).fit(path, n_shards=2, resume=True)
+    _assert_same_fit(again, EFH(**{**kw, "n_iter": 5}).fit(path, n_shards=2))
+
+
+def test_harmonium_client_refuses_what_it_cannot_do(client, corpus_dir, tmp_path):
+    from harmonium.errors import InvalidParameterError, ModelFileError
+    from harmonium.estimators.efh import EFH, DualWingHarmonium
+
+    path, corpus = corpus_dir
+    with pytest.raises(InvalidParameterError, match="one-wing harmoniums"):
+        DualWingHarmonium(n_hidden=4, n_iter=1).fit(corpus, features=np.ones((corpus.n_docs, 2)), client=client)
+    with pytest.raises(InvalidParameterError, match="n_shards"):
+        EFH(n_hidden=4, n_iter=1).fit(path, n_shards=0)
+    ckpt = str(tmp_path / "single.hmn")
+    EFH(n_hidden=4, n_iter=1, checkpoint_path=ckpt).fit(corpus)  # a single-process checkpoint
+    with pytest.raises(ModelFileError, match="not a checkpoint of this distributed"):
+        EFH(n_hidden=4, n_iter=2, checkpoint_path=ckpt).fit(path, client=client, resume=True)
+
+
+def test_distributed_vb_killed_worker_resumes_without_losing_documents(client, corpus_dir, tmp_path):
+    path, corpus = corpus_dir
+    kw = dict(n_topics=8, inference="vb", n_iter=8, evaluate_every=4, random_state=1)
+    ref = LDA(**kw).fit(path, n_shards=2)
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_once(it, n_iter, info):
+        if it == 5 and not killed:
+            victim = sorted(pids)[0]
+            os.kill(pids[victim], signal.SIGKILL)
+            killed.append(victim)
+
+    est = LDA(**kw, checkpoint_path=str(tmp_path / "vb.hmn"), checkpoint_every=2).fit(path, client=client,
+                                                                                      callback=kill_once)
+    assert killed and est.dask_stats_["recoveries"] == 1
+    # resumed from iteration 4 with every shard's gamma: the same run as an uninterrupted one
+    np.testing.assert_array_equal(est.topic_word_posterior_, ref.topic_word_posterior_)
+    np.testing.assert_array_equal(est.doc_topic_, ref.doc_topic_)
+    assert est.trace_["elbo"] == ref.trace_["elbo"]
+    # count invariant: the expected counts of each word add up to its frequency (each token once)
+    freq = np.bincount(corpus.tokens().words, minlength=corpus.n_words)
+    np.testing.assert_allclose(est.topic_word_posterior_.sum(axis=0) - 8 * est.beta_, freq, rtol=1e-9, atol=1e-6)
+    assert est.doc_topic_.shape == (corpus.n_docs, 8)
     client.wait_for_workers(2, timeout=60)
