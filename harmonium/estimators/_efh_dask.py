@@ -90,7 +90,7 @@ def merge(outs, names) -> tuple[dict, int]:
     parts = [o for o in outs if o[1] > 0]
     merged = {}
     for k in names:
-        g = parts[0][0][k].copy()
+        g = parts[0][0][k].astype(np.float64)
         for sums, _ in parts[1:]:
             g += sums[k]
         merged[k] = g

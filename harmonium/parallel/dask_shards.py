@@ -142,6 +142,9 @@ def payload_nbytes(obj) -> int:
         return sum(payload_nbytes(o) for o in obj.values())
     if isinstance(obj, ShardSpec):
         return len(obj.path) + 32
+    params = getattr(obj, "params", None)  # a model (e.g. a Harmonium): its parameter arrays
+    if isinstance(params, dict):
+        return payload_nbytes(params) + 8
     return 8
 
 

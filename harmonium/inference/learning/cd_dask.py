@@ -14,6 +14,12 @@ worker takes its next ``batch_rows`` rows (cycling through its shard), draws h ~
 local step. Plain CD-k (no momentum, no weight decay, no persistent chains) on word-count
 documents (one wing read from an on-disk corpus); each local step gets a seed from the
 driver's Generator, so a run depends on the seed and the number of shards only.
+
+The estimators' path (``EFH.fit(X, client=...)``, driver in :mod:`harmonium.estimators._efh_dask`)
+uses :func:`efh_shard_open` / :func:`efh_shard_step`: the rows converted to the wing's units as the
+estimator converts them, a random order per epoch on each shard, every row once an epoch, and for
+PCD persistent hidden chains held by the shard (:func:`efh_shard_get_chains` /
+:func:`efh_shard_set_chains` for checkpoints); the driver applies momentum and weight decay.
 """
 
 from __future__ import annotations
@@ -135,7 +141,8 @@ def efh_shard_step(state: EFHShard, model, epoch: int, order_seed: int, batch: i
                    mean_field: bool):
     """CD-k / PCD local step: mini-batch ``batch`` of epoch ``epoch`` of this shard (its rows in the order
     drawn from ``order_seed``, ``batch_rows`` at a time); returns ({name: sum_b S(x_b) - S(x~_b)} over the
-    learnable parameters in float64, B), or (None, 0) once the shard's rows of this epoch are used up.
+    learnable parameters, accumulated in float64 and sent in the model's dtype, B), or (None, 0) once the
+    shard's rows of this epoch are used up.
 
     PCD (``state.chains``): the negative phase starts from the shard's persistent hidden chains, which
     are then advanced, as :func:`harmonium.inference.learning.cd.batch_update` does in one process."""
@@ -161,7 +168,7 @@ def efh_shard_step(state: EFHShard, model, epoch: int, order_seed: int, batch: i
     sums = {k: np.zeros(model.params[k].shape, dtype=np.float64) for k in model.learnable()}
     _add_stats(model, sums, xs, eta_pos, lengths, 1.0)
     _add_stats(model, sums, xs_neg, eta_neg, lengths, -1.0)
-    return sums, n
+    return {k: v.astype(model.dtype, copy=False) for k, v in sums.items()}, n
 
 
 def efh_shard_get_chains(state: EFHShard):
