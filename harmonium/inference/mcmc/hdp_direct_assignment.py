@@ -178,7 +178,7 @@ SAMPLERS = {"sparse": khdp.da_sweep_sparse, "plain": khdp.da_sweep}
 
 
 def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_gamma: bool = False,
-                 concentration_iter: int = 5, compute_log_joint: bool = True, growth: float = 1.5,
+                 concentration_iter: int = 1, compute_log_joint: bool = True, growth: float = 1.5,
                  sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
