@@ -234,9 +234,10 @@ class _HarmoniumEstimator(BaseEstimator):
             ceil(max_p D_p / ceil(batch_size / P)) updates and its last ones may be smaller;
             PCD keeps ceil(batch_size / P) persistent chains on each shard's worker (P sets in
             place of one set of ``batch_size``); the random streams are per local step (a seed
-            from the driver's Generator each) and the statistics are summed in float64 before
-            the update (one process adds them in ``dtype``), so the two runs are statistically,
-            not bitwise, alike. A run depends on the seed and the number of shards only:
+            from the driver's Generator each) and the shards' statistics are added in float64
+            (each shard's sum sent in ``dtype``; one process adds them in ``dtype``), so the two
+            runs are statistically, not bitwise, alike. Every update is a round trip to the
+            workers: use a large ``batch_size`` on a cluster. A run depends on the seed and the number of shards only:
             ``client=None, n_shards=P`` runs the same local steps in this process, and a cluster
             run reproduces it bit for bit. A lost worker is recovered from the last checkpoint
             (``checkpoint_path``; the PCD chains are checkpointed too); ``dask_stats_`` records
