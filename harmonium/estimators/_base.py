@@ -33,6 +33,7 @@ LAZY_ESTIMATORS: dict[str, str] = {
     "RatePoisson": "harmonium.estimators.efh",
     "HCRF": "harmonium.estimators.hcrf",
     "BayesianEFH": "harmonium.estimators.bayesian_efh",
+    "HDP": "harmonium.estimators.hdp",
 }
 
 
