@@ -19,11 +19,19 @@ items i (each with its data-index values and its observed values), one
 Then ``update_tau`` draws, for every HDP node, table counts
 S_{k|l} ~ A[N_{k|l}, alpha tau_k] and tau ~ D[gamma, S_.1, ..., S_.K] (§4).
 
-What is and is not done (honest scope): the joint conditional is computed by
-enumerating the joint configurations of the item's latent nodes, which is
-exact for any DAG but costs prod_b (K_b + 1) per item: it is the result that
-forward-filtering backward-sampling (FFBS) over a tree or junction tree
-computes in time linear in the number of nodes, not that algorithm.
+How eq. 1 is sampled (``method``): the terms of eq. 1 are factors of a
+factor graph over the item's latent nodes (one per latent node b, scope
+{b} + parents(b); one per observed node a, scope parents(a)). When that
+graph is cycle-free (a tree or forest: chains such as PAM, BiHDP's two
+roots joined by the rating factor, nested DPs) ``"ffbs"`` does
+forward-filtering backward-sampling (seed 002 §4): messages from the leaves
+to a root per connected component, a draw of the root from its marginal,
+then draws of each factor's child nodes given the sampled parent, root to
+leaves. The cost is the sum, not the product, of the factor table sizes.
+``"enumerate"`` scores every joint configuration (exact for any DAG, cost
+prod_b (K_b + 1)) and is the reference in the tests. ``"auto"`` (default)
+uses FFBS on cycle-free networks and enumeration otherwise; junction trees
+are not implemented.
 Every node is replicated per item (the innermost data index); nodes over a
 subset of the indices (Fig. 2c's z_j^0, §5 "remove and re-add"), H2DP
 stacks (eq. 3 with two levels) and concentration resampling are not
@@ -34,9 +42,11 @@ speed (the dedicated HDP sampler is :mod:`hdp_direct_assignment`).
 from __future__ import annotations
 
 import itertools
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import logsumexp
 
 from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
@@ -83,12 +93,27 @@ class ISBNSampler:
         Initial states of latent nodes (labels 0..K-1); default: everything in state 0.
     tau : dict of str to (K + 1,) arrays, optional
         Initial global weights of HDP nodes (last: tau_u); default uniform.
+    method : {"auto", "ffbs", "enumerate"}
+        How the joint conditional of an item's latent states (eq. 1) is sampled: forward-filtering
+        backward-sampling over the cycle-free factor graph, or enumeration of all joint states.
+        ``"auto"``: FFBS when the network is cycle-free, else enumeration.
     """
 
     def __init__(self, network: Network, index: dict, observed: dict, *, init: dict | None = None,
-                 tau: dict | None = None):
+                 tau: dict | None = None, method: str = "auto"):
         self.net = network.validate()
         self.order = network.topological_order()
+        if method not in ("auto", "ffbs", "enumerate"):
+            raise InvalidParameterError(f"ISBNSampler: method must be 'auto', 'ffbs' or 'enumerate'; got {method!r}.")
+        self.cycle = factor_graph_cycle(network)
+        if method == "ffbs" and self.cycle is not None:
+            raise InvalidParameterError(
+                "ISBNSampler(method='ffbs'): forward-filtering backward-sampling needs a cycle-free network (its "
+                f"factor graph a tree or forest), but the factor over the latent nodes {', '.join(self.cycle)} "
+                "closes a cycle. "
+                "Junction trees are not implemented; use method='enumerate' (exact, exponential in the number of "
+                "latent nodes) or method='auto'.")
+        self.method = ("ffbs" if self.cycle is None else "enumerate") if method == "auto" else method
         names = [n.name for n in network.observed]
         missing = [a for a in names if a not in observed]
         if missing:
@@ -248,14 +273,170 @@ class ISBNSampler:
                     # the weight it had went to tau_u; give it back exactly
                     st.tau[k], st.tau_u = self._retired_tau.pop((b, k))
 
+    # -- FFBS over the cycle-free factor graph of eq. 1 (seed 002 §4) ------------------------------------
+    def _domain(self, b: str) -> list:
+        st, node = self.lat[b], self.net.node(b)
+        return list(st.alive) + ([] if isinstance(node.prior, Dirichlet) else [NEW])
+
+    def _log_f_rows(self, node, ost: _ObservedState, rows: list, i: int) -> np.ndarray:
+        """log F(x_i | x_-i, row) of eq. 2 for a batch of CPT rows (one conjugate log-partition call)."""
+        if ost.fast_categorical:
+            a = ost.alpha_w
+            x = int(np.argmax(ost.c[0][i]))
+            out = np.empty(len(rows))
+            for r, row in enumerate(rows):
+                stats = ost.stats.get(row) if NEW not in row else None
+                out[r] = (np.log(a[x] / a.sum()) if stats is None
+                          else np.log((stats[0][x] + a[x]) / (stats[0].sum() + a.sum())))
+            return out
+        ci = tuple(part[i] for part in ost.c)
+        zero = tuple(np.zeros_like(part) for part in ci)
+        stats = [(ost.stats.get(row) if NEW not in row else None) or zero for row in rows]
+        stacked = tuple(np.stack([st[m] for st in stats]) for m in range(len(ci)))
+        return np.asarray(log_predictive(node.prior, stacked, ci, float(ost.log_h[i])), dtype=np.float64)
+
+    def factors(self, i: int) -> tuple[dict, list]:
+        """The factors of eq. 1 for item i (already removed): ({node: domain}, [(scope, log table)]).
+
+        One factor per latent node b over (parents(b)..., b) with the prior terms, one per observed
+        node a over parents(a) with log F (eq. 2); table axes follow the scope, entries the domains.
+        """
+        dom = {b: self._domain(b) for b in self.order}
+        out = []
+        for b in self.order:
+            node, st = self.net.node(b), self.lat[b]
+            ix = tuple(int(self.index[x][i]) for x in node.index)
+            scope = tuple(node.parents) + (b,)
+            table = np.empty(tuple(len(dom[v]) for v in scope))
+            for pidx in itertools.product(*(range(len(dom[p])) for p in node.parents)):
+                prow = tuple(dom[p][j] for p, j in zip(node.parents, pidx, strict=True))
+                row = prow + ix
+                for j, k in enumerate(dom[b]):
+                    t = (self._prior_term_new_parent(node, st, k) if NEW in prow
+                         else self._prior_term(node, st, row, k))
+                    table[pidx + (j,)] = np.log(t) if t > 0 else -np.inf
+            out.append((scope, table))
+        for node in self.net.observed:
+            if not node.parents:
+                continue  # a constant factor: it cancels in the conditional
+            ix = tuple(int(self.index[x][i]) for x in node.index)
+            scope = tuple(node.parents)
+            combos = list(itertools.product(*(dom[p] for p in scope)))
+            vals = self._log_f_rows(node, self.obs[node.name], [c + ix for c in combos], i)
+            out.append((scope, vals.reshape(tuple(len(dom[v]) for v in scope))))
+        return dom, out
+
+    def _plan(self, scopes: list) -> list:
+        """Per connected component: (root, [(factor, parent node, child nodes)] root to leaves)."""
+        by_var = defaultdict(list)
+        for f, scope in enumerate(scopes):
+            for v in scope:
+                by_var[v].append(f)
+        seen_v, seen_f, comps = set(), set(), []
+        for root in self.order:
+            if root in seen_v:
+                continue
+            seen_v.add(root)
+            steps, queue = [], [root]
+            while queue:
+                v = queue.pop(0)
+                for f in by_var[v]:
+                    if f in seen_f:
+                        continue
+                    seen_f.add(f)
+                    kids = tuple(c for c in scopes[f] if c != v)
+                    steps.append((f, v, kids))
+                    for c in kids:
+                        seen_v.add(c)
+                        queue.append(c)
+            comps.append((root, steps))
+        return comps
+
+    def _absorb(self, table: np.ndarray, message: np.ndarray, axis: int) -> np.ndarray:
+        """Multiply a factor by the downstream message of one child node (log domain)."""
+        shape = [1] * table.ndim
+        shape[axis] = message.shape[0]
+        return table + message.reshape(shape)
+
+    def _ffbs_tables(self, i: int):
+        """Forward filtering: messages leaves -> roots; returns the backward-sampling distributions.
+
+        ([(root, log p(root | evidence), [(factor, parent, children, log p(children | parent))])], dom).
+        """
+        dom, facs = self.factors(i)
+        comps = self._plan([sc for sc, _ in facs])
+        msg = {v: np.zeros(len(dom[v])) for v in self.order}
+        out = []
+        for root, steps in comps:
+            conds = {}
+            for f, u, _kids in reversed(steps):
+                scope, table = facs[f]
+                for ax, v in enumerate(scope):
+                    if v != u:
+                        table = self._absorb(table, msg[v], ax)
+                table = np.moveaxis(table, scope.index(u), 0).reshape(len(dom[u]), -1)
+                lse = logsumexp(table, axis=1)
+                msg[u] = msg[u] + lse
+                with np.errstate(invalid="ignore"):
+                    conds[f] = np.where(np.isfinite(lse)[:, None], table - lse[:, None], -np.inf)
+            proot = msg[root] - logsumexp(msg[root])
+            out.append((root, proot, [(f, u, kids, conds[f]) for f, u, kids in steps]))
+        return out, dom
+
+    def _ffbs_sample(self, i: int, rng: np.random.Generator) -> tuple:
+        """Backward sampling: the root of each component, then each factor's children given their parent."""
+        comps, dom = self._ffbs_tables(i)
+        pos = {}
+        for root, proot, steps in comps:
+            pos[root] = _draw(np.exp(proot), rng)
+            for _f, u, kids, cond in steps:
+                if not kids:
+                    continue
+                flat = _draw(np.exp(cond[pos[u]]), rng)
+                for c, j in zip(kids, np.unravel_index(flat, tuple(len(dom[c]) for c in kids)), strict=True):
+                    pos[c] = int(j)
+        return tuple(dom[b][pos[b]] for b in self.order)
+
+    def ffbs_conditional(self, i: int):
+        """(configurations, probabilities) of item i's latent states as FFBS samples them (eq. 1).
+
+        The same format and configurations as :meth:`joint_conditional` (enumeration), which it must
+        equal; the probability of a configuration is the product of the backward-sampling draws.
+        """
+        if self.cycle is not None:
+            raise InvalidParameterError(
+                f"ffbs_conditional: the factor over the latent nodes {', '.join(self.cycle)} closes a cycle; FFBS "
+                "needs a cycle-free network (junction trees are not implemented).")
+        self._remove(i)
+        comps, dom = self._ffbs_tables(i)
+        configs = list(itertools.product(*(dom[b] for b in self.order)))
+        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
+        logp = np.zeros(len(configs))
+        for n, cfg in enumerate(configs):
+            pos = {b: where[b][k] for b, k in zip(self.order, cfg, strict=True)}
+            lp = 0.0
+            for root, proot, steps in comps:
+                lp += proot[pos[root]]
+                for _f, u, kids, cond in steps:
+                    if kids:
+                        sub = np.ravel_multi_index(tuple(pos[c] for c in kids), tuple(len(dom[c]) for c in kids))
+                        lp += cond[pos[u], sub]
+            logp[n] = lp
+        self._add(i)
+        self._revive(i)
+        return configs, np.exp(logp)
+
     # -- the sweep ----------------------------------------------------------------------------
     def sweep(self, rng: np.random.Generator) -> None:
         """One systematic scan over the items (mutates the state)."""
         for i in range(self.N):
             self._remove(i)
-            configs, p = self.joint_conditional(i, removed=True)
+            if self.method == "ffbs":
+                cfg = self._ffbs_sample(i, rng)
+            else:
+                configs, p = self.joint_conditional(i, removed=True)
+                cfg = configs[_draw(p, rng)]
             self._retired_tau.clear()
-            cfg = configs[int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right").clip(0, len(p) - 1))]
             for b, k in zip(self.order, cfg, strict=True):
                 st, node = self.lat[b], self.net.node(b)
                 if k == NEW:
@@ -293,3 +474,33 @@ class ISBNSampler:
 
     def n_states(self) -> dict:
         return {b: len(self.lat[b].alive) for b in self.order}
+
+
+def _draw(p: np.ndarray, rng: np.random.Generator) -> int:
+    """Index drawn with probability proportional to p (one uniform)."""
+    c = np.cumsum(p)
+    return int(np.searchsorted(c, rng.random() * c[-1], side="right").clip(0, len(p) - 1))
+
+
+def factor_graph_cycle(network: Network) -> list | None:
+    """Latent node names on a cycle of the factor graph of eq. 1, or None when it is a tree or forest.
+
+    Factors: one per latent node b over {b} + parents(b), one per observed node over its parents.
+    """
+    parent = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    scopes = [(("f", n.name), (n.name,) + tuple(n.parents)) for n in network.latent]
+    scopes += [(("f", n.name), tuple(n.parents)) for n in network.observed if n.parents]
+    for fid, scope in scopes:
+        for v in scope:
+            a, b = find(fid), find(("v", v))
+            if a == b:
+                return sorted(set(scope))
+            parent[a] = b
+    return None
