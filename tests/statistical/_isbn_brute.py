@@ -1,0 +1,101 @@
+"""Brute-force conditionals of an ISBN from its closed-form joint p(z, x | tau) (seed 002 §2-5).
+
+Independent of the engine's sequential predictive terms: each latent CPT row is a
+Dirichlet-multinomial (HDP: parameters alpha tau_k, a state unused by the others weighs tau_u),
+a Chinese restaurant (DP, a state private to one row) or a symmetric Dirichlet-multinomial;
+each observed CPT row contributes its conjugate marginal likelihood A(eta + S) - A(eta) + sum log h.
+The conditional of item i's joint latent state is the ratio of joints over all configurations.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.special import gammaln
+
+from harmonium.inference.mcmc.isbn_gibbs import NEW
+from harmonium.models.directed import isbn
+
+
+def _rows(node, z, index, n):
+    return [tuple(int(z[p][m]) for p in node.parents) + tuple(int(index[x][m]) for x in node.index)
+            for m in range(n)]
+
+
+def log_joint(net, z, index, observed, tau):
+    """log p(z, x | tau); tau[b] = ({label: weight}, tau_u) for HDP nodes."""
+    n = len(next(iter(z.values())))
+    lp = 0.0
+    for node in net.latent:
+        rows = _rows(node, z, index, n)
+        pr = node.prior
+        groups: dict = {}
+        for m, r in enumerate(rows):
+            groups.setdefault(r, []).append(int(z[node.name][m]))
+        if isinstance(pr, isbn.DP):
+            owner = {}
+            for r, labs in groups.items():
+                for k in set(labs):
+                    if owner.setdefault(k, r) != r:
+                        return -np.inf  # a DP state lives under one row only (the state space forks)
+        for labs in groups.values():
+            ks, cnt = np.unique(labs, return_counts=True)
+            tot = cnt.sum()
+            if isinstance(pr, isbn.HDP):
+                w, wu = tau[node.name]
+                a = np.array([pr.alpha * w.get(int(k), wu) for k in ks])
+                lp += np.sum(gammaln(a + cnt) - gammaln(a)) + gammaln(pr.alpha) - gammaln(pr.alpha + tot)
+            elif isinstance(pr, isbn.DP):
+                lp += len(ks) * np.log(pr.alpha) + np.sum(gammaln(cnt)) + gammaln(pr.alpha) - gammaln(pr.alpha + tot)
+            else:
+                a = pr.alpha / pr.n_states
+                lp += np.sum(gammaln(a + cnt) - gammaln(a)) + gammaln(pr.alpha) - gammaln(pr.alpha + tot)
+    for node in net.observed:
+        c, h = isbn.item_stats(node, observed[node.name])
+        rows = _rows(node, z, index, n)
+        for r in set(rows):
+            sel = np.array([m for m in range(n) if rows[m] == r])
+            S = tuple(part[sel].sum(axis=0)[None] for part in c)
+            zero = tuple(np.zeros_like(s) for s in S)
+            lp += float(isbn.log_partition_of(node.prior, S)[0] - isbn.log_partition_of(node.prior, zero)[0])
+            lp += float(h[sel].sum())
+    return lp
+
+
+def conditional(net, order, z, index, observed, tau, i):
+    """{configuration in ``order`` (NEW for a fresh state): probability} of item i's latent states."""
+    n = len(z[order[0]])
+    others = [m for m in range(n) if m != i]
+    choices, tau_eff = [], {}
+    for b in order:
+        node = net.node(b)
+        if isinstance(node.prior, isbn.Dirichlet):
+            choices.append(list(range(node.prior.n_states)))
+            continue
+        alive = sorted(set(z[b][others].tolist()))
+        choices.append(alive + [NEW])
+        if isinstance(node.prior, isbn.HDP):
+            w, wu = tau[b]
+            tau_eff[b] = ({k: w[k] for k in alive}, wu + sum(v for k, v in w.items() if k not in alive))
+    out = {}
+    for cfg in itertools.product(*choices):
+        zz = {b: np.array(z[b], copy=True) for b in order}
+        for b, k in zip(order, cfg, strict=True):
+            zz[b][i] = int(z[b].max()) + 1 if k == NEW else k
+        out[cfg] = log_joint(net, zz, index, observed, tau_eff)
+    m = max(out.values())
+    tot = sum(np.exp(v - m) for v in out.values())
+    return {k: np.exp(v - m) / tot for k, v in out.items()}
+
+
+def tau_dicts(engine):
+    """The engine's HDP weights as brute-force input."""
+    return {b: (dict(st.tau), st.tau_u) for b, st in engine.lat.items() if st.tau}
+
+
+def agrees(engine, i, want, *, use="ffbs", rtol=1e-9, atol=1e-12):
+    configs, p = engine.ffbs_conditional(i) if use == "ffbs" else engine.joint_conditional(i)
+    got = dict(zip(configs, p, strict=True))
+    keys = set(got) | {k for k, v in want.items() if v > 0}
+    return all(np.isclose(got.get(k, 0.0), want.get(k, 0.0), rtol=rtol, atol=atol) for k in keys)
