@@ -46,7 +46,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp
 
 from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
@@ -375,11 +374,11 @@ class ISBNSampler:
                     if v != u:
                         table = self._absorb(table, msg[v], ax)
                 table = np.moveaxis(table, scope.index(u), 0).reshape(len(dom[u]), -1)
-                lse = logsumexp(table, axis=1)
+                lse = _lse(table, axis=1)
                 msg[u] = msg[u] + lse
                 with np.errstate(invalid="ignore"):
                     conds[f] = np.where(np.isfinite(lse)[:, None], table - lse[:, None], -np.inf)
-            proot = msg[root] - logsumexp(msg[root])
+            proot = msg[root] - _lse(msg[root])
             out.append((root, proot, [(f, u, kids, conds[f]) for f, u, kids in steps]))
         return out, dom
 
@@ -504,3 +503,12 @@ def factor_graph_cycle(network: Network) -> list | None:
                 return sorted(set(scope))
             parent[a] = b
     return None
+
+
+def _lse(a: np.ndarray, axis=None) -> np.ndarray:
+    """log sum exp along ``axis`` (-inf for an all -inf slice; plain numpy, cheaper than scipy's for tiny tables)."""
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
