@@ -27,12 +27,14 @@ def log_joint(net, z, index, observed, tau):
     """log p(z, x | tau); tau[b] = ({label: weight}, tau_u) for HDP nodes."""
     n = len(next(iter(z.values())))
     lp = 0.0
+    families: dict = {}  # a tied node's rows join its base node's CPT
     for node in net.latent:
-        rows = _rows(node, z, index, n)
-        pr = node.prior
-        groups: dict = {}
-        for m, r in enumerate(rows):
-            groups.setdefault(r, []).append(int(z[node.name][m]))
+        fam = families.setdefault(node.tied or node.name, {})
+        for m, r in enumerate(_rows(node, z, index, n)):
+            fam.setdefault(r, []).append(int(z[node.name][m]))
+    for base, groups in families.items():
+        pr = net.node(base).prior
+        node = net.node(base)
         if isinstance(pr, isbn.DP):
             owner = {}
             for r, labs in groups.items():
@@ -68,12 +70,13 @@ def conditional(net, order, z, index, observed, tau, i):
     n = len(z[order[0]])
     others = [m for m in range(n) if m != i]
     choices, tau_eff = [], {}
+    family = {b: [c for c in order if (net.node(c).tied or c) == (net.node(b).tied or b)] for b in order}
     for b in order:
         node = net.node(b)
         if isinstance(node.prior, isbn.Dirichlet):
             choices.append(list(range(node.prior.n_states)))
             continue
-        alive = sorted(set(z[b][others].tolist()))
+        alive = sorted(set().union(*(set(z[c][others].tolist()) for c in family[b])))
         choices.append(alive + [NEW])
         if isinstance(node.prior, isbn.HDP):
             w, wu = tau[b]
@@ -82,7 +85,7 @@ def conditional(net, order, z, index, observed, tau, i):
     for cfg in itertools.product(*choices):
         zz = {b: np.array(z[b], copy=True) for b in order}
         for b, k in zip(order, cfg, strict=True):
-            zz[b][i] = int(z[b].max()) + 1 if k == NEW else k
+            zz[b][i] = max(int(z[c].max()) for c in family[b]) + 1 if k == NEW else k
         out[cfg] = log_joint(net, zz, index, observed, tau_eff)
     m = max(out.values())
     tot = sum(np.exp(v - m) for v in out.values())

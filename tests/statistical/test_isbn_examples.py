@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Gamma, Poisson
 from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 
 from . import _isbn_brute as bf
@@ -45,11 +47,11 @@ EXAMPLES = {
               {"customer_group": _z(2), "item_group": _z(2)}),
     "bihdp_poisson": (ex.bihdp(Poisson, Gamma(1.5, 1.0)), {"customer": A, "item": B}, {"x": R.poisson(2.0, N)},
                       {"customer_group": _z(2), "item_group": _z(3)}),
-    "mmsb_hdp": (ex.mmsb(alpha=0.9, prior=Beta(1.0, 1.5)), {"sender": A, "receiver": B}, {"x": R.integers(0, 2, N)},
-                 {"send_role": _z(2), "recv_role": _z(2)}),
-    "mmsb_finite": (ex.mmsb(n_roles=2, alpha=1.5, prior=Beta(0.5, 0.5)), {"sender": A, "receiver": B},
-                    {"x": np.array([1, 1, 0, 0, 0, 1])}, {"send_role": np.array([0, 0, 0, 0, 0, 0]),
-                                                          "recv_role": np.array([0, 0, 0, 0, 0, 0])}),
+    "mmsb_hdp": (ex.mmsb(None, alpha=0.9, prior=Beta(1.0, 1.5)), {"sender": A, "receiver": B},
+                 {"x": R.integers(0, 2, N)}, {"send_role": _z(2), "recv_role": _z(2)}),
+    "mmsb_tied": (ex.mmsb(n_roles=2, alpha=1.5, prior=Beta(0.5, 0.5)), {"sender": A, "receiver": B},
+                  {"x": np.array([1, 1, 0, 0, 0, 1])}, {"send_role": np.array([0, 1, 0, 0, 1, 1]),
+                                                        "recv_role": np.array([1, 0, 0, 1, 1, 0])}),
     "nested_dp": (ex.nested_dp(3, alphas=(0.8, 1.3, 0.6)), {}, {"x": R.integers(0, 3, N)},
                   {"level1": np.array([0, 0, 1, 1, 0, 1]), "level2": np.array([0, 1, 2, 2, 0, 3]),
                    "level3": np.array([0, 1, 2, 3, 0, 4])}),
@@ -83,6 +85,34 @@ def test_example_validates_and_runs_reproducibly(name):
         chains.append({b: e.lat[b].z.copy() for b in e.order})
     for b in chains[0]:
         np.testing.assert_array_equal(chains[0][b], chains[1][b])
+
+
+@pytest.mark.parametrize("tied, ok", [(True, True), (False, False)])
+def test_mmsb_roles_share_one_membership_cpt(tied, ok):
+    # brute force of the tied model; the same network with the tie removed must disagree
+    net, index, observed, init = EXAMPLES["mmsb_tied"]
+    run_net = net if tied else isbn.Network(
+        [net.node("send_role"), isbn.Latent("recv_role", net.node("recv_role").prior, index=("receiver",)),
+         net.node("x")], indices=net.indices)
+    engine = ig.ISBNSampler(run_net, index, observed, init=init)
+    assert (engine.lat["recv_role"].counts is engine.lat["send_role"].counts) == tied
+    z = {b: engine.lat[b].z.copy() for b in engine.order}
+    agree = [bf.agrees(engine, i, bf.conditional(net, engine.order, z, index, observed, {}, i)) for i in range(N)]
+    assert all(agree) == ok
+
+
+def test_tied_nodes_need_different_index_values_and_no_hdp():
+    net, index, observed, init = EXAMPLES["mmsb_tied"]
+    with pytest.raises(InvalidParameterError, match="tied nodes 'recv_role' and 'send_role' must have different"):
+        ig.ISBNSampler(net, {"sender": A, "receiver": A}, observed)
+    pr = isbn.HDP(1.0, 1.0)
+    bad = isbn.Network([isbn.Latent("a", pr, index=("s",)), isbn.Latent("b", pr, index=("r",), tied="a"),
+                        isbn.Observed("x", Bernoulli, Beta(1.0, 1.0), parents=("a", "b"))], indices=("s", "r"))
+    with pytest.raises(InvalidParameterError, match="need equal DP or Dirichlet priors.*Tied HDP CPTs are not"):
+        bad.validate()
+    with pytest.raises(InvalidParameterError, match="tied to 'c', which is not another latent node"):
+        isbn.Network([isbn.Latent("a", isbn.DP(1.0), index=("s",), tied="c"),
+                      isbn.Observed("x", Bernoulli, Beta(1.0, 1.0), parents=("a",))], indices=("s",)).validate()
 
 
 def test_bihdp_with_bernoulli_default_and_examples_table():

@@ -77,6 +77,23 @@ class _ObservedState:
     alpha_w: np.ndarray | None = None
 
 
+class _TiedState:
+    """The state of a tied latent node: its own labels z, everything else (counts, states) its base node's."""
+
+    def __init__(self, base: _LatentState, z: np.ndarray):
+        self.__dict__["base"] = base
+        self.__dict__["z"] = z
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["base"], name)
+
+    def __setattr__(self, name, value):
+        if name == "z":
+            self.__dict__["z"] = value
+        else:
+            setattr(self.__dict__["base"], name, value)
+
+
 class ISBNSampler:
     """The engine for one network and one data set (state held inside; ``sweep`` and ``update_tau`` mutate it).
 
@@ -126,11 +143,15 @@ class ISBNSampler:
                 raise InvalidParameterError(f"ISBNSampler: no values for the data index {ix!r}.")
         self.index = {k: np.asarray(v, dtype=np.int64) for k, v in index.items()}
         self._retired_tau: dict = {}
-        self.lat: dict[str, _LatentState] = {}
-        for b in self.order:
+        self.lat: dict = {}
+        z0s = {b: (np.zeros(self.N, dtype=np.int64) if init is None or b not in init
+                   else np.asarray(init[b], np.int64)) for b in self.order}
+        bases = [b for b in self.order if network.node(b).tied is None]
+        for b in bases:
             node = network.node(b)
-            z0 = np.zeros(self.N, dtype=np.int64) if init is None or b not in init else np.asarray(init[b], np.int64)
-            labels = sorted(set(z0.tolist()))
+            z0 = z0s[b]
+            group = [b] + [c for c in self.order if network.node(c).tied == b]
+            labels = sorted(set().union(*(set(z0s[c].tolist()) for c in group)))
             if isinstance(node.prior, Dirichlet):
                 labels = list(range(node.prior.n_states))
             st = _LatentState(z=z0.copy(), alive=labels, next_label=max(labels) + 1)
@@ -140,6 +161,19 @@ class ISBNSampler:
                 st.tau = {k: float(t[j]) for j, k in enumerate(labels)}
                 st.tau_u = float(t[-1])
             self.lat[b] = st
+        for b in self.order:
+            node = network.node(b)
+            if node.tied is None:
+                continue
+            base = network.node(node.tied)
+            for ix_n, ix_b in zip(node.index, base.index, strict=True):
+                same = np.flatnonzero(self.index[ix_n] == self.index[ix_b])
+                if same.size:
+                    raise InvalidParameterError(
+                        f"ISBNSampler: the tied nodes {b!r} and {base.name!r} must have different index values in "
+                        f"every item ({ix_n!r} != {ix_b!r}); item {int(same[0])} has both equal to "
+                        f"{int(self.index[ix_n][same[0]])}. Drop such items (e.g. self-edges) from the data.")
+            self.lat[b] = _TiedState(self.lat[base.name], z0s[b].copy())
         self.obs: dict[str, _ObservedState] = {}
         for node in network.observed:
             c, h = item_stats(node, observed[node.name])
@@ -181,7 +215,7 @@ class ISBNSampler:
         for b in self.order:
             st, node = self.lat[b], self.net.node(b)
             k = int(st.z[i])
-            if st.used.get(k, 0) == 0 and not isinstance(node.prior, Dirichlet):
+            if st.used.get(k, 0) == 0 and k in st.alive and not isinstance(node.prior, Dirichlet):
                 st.alive.remove(k)
                 del st.used[k]
                 if isinstance(node.prior, HDP):
@@ -261,8 +295,8 @@ class ISBNSampler:
         return 1.0 / pr.n_states
 
     def _revive(self, i: int) -> None:
-        """Undo the retirement of item i's own states after a look-only conditional."""
-        for b in self.order:
+        """Undo the retirement of item i's own states after a look-only conditional (last retired first)."""
+        for b in reversed(self.order):
             st, node = self.lat[b], self.net.node(b)
             k = int(st.z[i])
             if k not in st.alive:

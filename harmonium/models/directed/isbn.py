@@ -70,12 +70,19 @@ PRIORS = (HDP, DP, Dirichlet)
 # -- nodes -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Latent:
-    """A discrete latent node z^b with a prior on its CPT given ``parents`` (latent node names) and ``index``."""
+    """A discrete latent node z^b with a prior on its CPT given ``parents`` (latent node names) and ``index``.
+
+    ``tied``: the name of another latent node whose CPT (counts and states) this node shares, as the
+    sender and receiver roles of the mixed-membership blockmodel share pi_{.|entity} (seed 002 §6).
+    Tied nodes need equal DP or Dirichlet priors, the same numbers of parents and indices, and in every
+    data item different index values (so that eq. 1 still factorises over the item's nodes).
+    """
 
     name: str
     prior: HDP | DP | Dirichlet
     parents: tuple[str, ...] = ()
     index: tuple[str, ...] = ()
+    tied: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,8 @@ class Network:
                         f"{self.indices or '()'}. Add it to Network(indices=...).")
             if isinstance(n, Latent):
                 _check_latent_prior(n)
+                if n.tied is not None:
+                    _check_tie(n, kinds)
             else:
                 _check_observed(n)
         order = self.topological_order()
@@ -195,6 +204,27 @@ def _check_latent_prior(n: Latent) -> None:
     if isinstance(pr, Dirichlet) and not (isinstance(pr.n_states, (int, np.integer)) and pr.n_states >= 1):
         raise InvalidParameterError(
             f"the 'n_states' of the Dirichlet prior of node {n.name!r} must be an int >= 1. Got {pr.n_states!r}.")
+
+
+def _check_tie(n: Latent, kinds: dict) -> None:
+    t = kinds.get(n.tied)
+    if not isinstance(t, Latent) or t.name == n.name:
+        raise InvalidParameterError(
+            f"latent node {n.name!r} is tied to {n.tied!r}, which is not another latent node; tied= names the "
+            "latent node whose CPT it shares.")
+    if t.tied is not None:
+        raise InvalidParameterError(
+            f"latent node {n.name!r} is tied to {t.name!r}, which is itself tied to {t.tied!r}; tie every node "
+            f"to the same base node ({t.tied!r}).")
+    if isinstance(n.prior, HDP) or n.prior != t.prior:
+        raise InvalidParameterError(
+            f"tied latent nodes {n.name!r} and {t.name!r} need equal DP or Dirichlet priors; got "
+            f"{n.prior!r} and {t.prior!r}. (Tied HDP CPTs are not implemented: two new states drawn in one item "
+            "may coincide.)")
+    if len(n.parents) != len(t.parents) or len(n.index) != len(t.index) or not n.index:
+        raise InvalidParameterError(
+            f"tied latent nodes {n.name!r} and {t.name!r} need the same numbers of parents and of data indices, "
+            "and at least one index (rows of a shared CPT are (parent states, index values)).")
 
 
 def _check_observed(n: Observed) -> None:

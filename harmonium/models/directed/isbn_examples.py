@@ -60,18 +60,24 @@ def bihdp(likelihood=Bernoulli, prior=None, alpha: float = 1.0, gamma: float = 1
                    indices=("customer", "item"))
 
 
-def mmsb(n_roles: int | None = None, alpha: float = 1.0, gamma: float = 1.0, prior=None) -> Network:
-    """Mixed-membership stochastic blockmodel (Fig. 2b) with an edge x_pq ~ Bernoulli(phi_{x|z_p->q, z_q<-p}):
-    the sender's role z_p->q ~ pi_{.|p}, the receiver's role z_q<-p ~ pi'_{.|q}.
+def mmsb(n_roles: int | None = 3, alpha: float = 1.0, gamma: float = 1.0, prior=None) -> Network:
+    """Mixed-membership stochastic blockmodel (Fig. 2b; Airoldi et al. 2008) for directed edges x_pq, p != q:
+    the sender's role z_p->q ~ pi_{.|p}, the receiver's role z_q<-p ~ pi_{.|q} from the same membership CPT
+    (``tied``), x_pq ~ Bernoulli(phi_{x|z_p->q, z_q<-p}).
 
-    Departure from seed 002 §6: the two roles have separate membership CPTs (sender and receiver),
-    because the engine has no tied CPTs; with ``n_roles`` the roles are finite (Dirichlet, Airoldi et al.),
-    otherwise HDP priors.
+    ``n_roles``: finite Dirichlet memberships over that many roles (the tied model). ``n_roles=None``: HDP
+    memberships, but then sender and receiver CPTs are separate (departure from seed 002 §6: the engine
+    does not tie HDP CPTs).
     """
     prior = Beta(1.0, 1.0) if prior is None else prior
-    pr = FiniteDirichlet(alpha, n_roles) if n_roles else HDP(alpha, gamma)
-    return Network([Latent("send_role", pr, index=("sender",)), Latent("recv_role", pr, index=("receiver",)),
-                    Observed("x", Bernoulli, prior, parents=("send_role", "recv_role"))],
+    if n_roles:
+        pr = FiniteDirichlet(alpha, n_roles)
+        roles = [Latent("send_role", pr, index=("sender",)), Latent("recv_role", pr, index=("receiver",),
+                                                                      tied="send_role")]
+    else:
+        roles = [Latent("send_role", HDP(alpha, gamma), index=("sender",)),
+                 Latent("recv_role", HDP(alpha, gamma), index=("receiver",))]
+    return Network(roles + [Observed("x", Bernoulli, prior, parents=("send_role", "recv_role"))],
                    indices=("sender", "receiver"))
 
 
