@@ -300,8 +300,10 @@ class ShardedRun:
         if self.client is None:
             _drop(self.run_id)
             return
-        try:
-            self.client.run(_drop, self.run_id)
+        try:  # not to workers found dead: a broadcast would retry connecting to them for up to 30 s
+            workers = [w for w in self.workers() if w not in self.lost]
+            if workers:
+                self.client.run(_drop, self.run_id, workers=workers)
         except (OSError, TimeoutError):  # a worker going away while we clean up holds nothing of ours
             time.sleep(0)
 
