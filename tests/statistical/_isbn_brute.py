@@ -30,8 +30,13 @@ def log_joint(net, z, index, observed, tau):
     families: dict = {}  # a tied node's rows join its base node's CPT
     for node in net.latent:
         fam = families.setdefault(node.tied or node.name, {})
-        for m, r in enumerate(_rows(node, z, index, n)):
-            fam.setdefault(r, []).append(int(z[node.name][m]))
+        rows = _rows(node, z, index, n)
+        items = range(n)
+        if node.per:  # one value per group: count it once, at the group's first item
+            keys = [tuple(int(index[x][m]) for x in node.per) for m in range(n)]
+            items = [keys.index(key) for key in dict.fromkeys(keys)]
+        for m in items:
+            fam.setdefault(rows[m], []).append(int(z[node.name][m]))
     for base, groups in families.items():
         pr = net.node(base).prior
         node = net.node(base)
@@ -73,6 +78,11 @@ def conditional(net, order, z, index, observed, tau, i):
     family = {b: [c for c in order if (net.node(c).tied or c) == (net.node(b).tied or b)] for b in order}
     for b in order:
         node = net.node(b)
+        if node.per:  # one value per group: evidence for item i
+            choices.append([int(z[b][i])])
+            if isinstance(node.prior, isbn.HDP):
+                tau_eff[b] = tau[b]
+            continue
         if isinstance(node.prior, isbn.Dirichlet):
             choices.append(list(range(node.prior.n_states)))
             continue
@@ -102,3 +112,26 @@ def agrees(engine, i, want, *, use="ffbs", rtol=1e-9, atol=1e-12):
     got = dict(zip(configs, p, strict=True))
     keys = set(got) | {k for k, v in want.items() if v > 0}
     return all(np.isclose(got.get(k, 0.0), want.get(k, 0.0), rtol=rtol, atol=atol) for k in keys)
+
+
+def group_conditional(net, z, index, observed, tau, b, members):
+    """{value of group node b for the items ``members`` (NEW: a fresh state): probability}, by ratios of joints."""
+    others = np.setdiff1d(np.arange(len(z[b])), members)
+    node = net.node(b)
+    if isinstance(node.prior, isbn.Dirichlet):
+        choices = list(range(node.prior.n_states))
+    else:
+        choices = sorted(set(z[b][others].tolist())) + [NEW]
+    tau_eff = dict(tau)
+    if isinstance(node.prior, isbn.HDP):
+        w, wu = tau[b]
+        alive = set(z[b][others].tolist())
+        tau_eff[b] = ({k: v for k, v in w.items() if k in alive}, wu + sum(v for k, v in w.items() if k not in alive))
+    out = {}
+    for k in choices:
+        zz = {c: np.array(v, copy=True) for c, v in z.items()}
+        zz[b][members] = int(z[b].max()) + 1 if k == NEW else k
+        out[k] = log_joint(net, zz, index, observed, tau_eff)
+    m = max(out.values())
+    tot = sum(np.exp(v - m) for v in out.values())
+    return {k: np.exp(v - m) / tot for k, v in out.items()}

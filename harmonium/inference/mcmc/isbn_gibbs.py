@@ -181,8 +181,27 @@ class ISBNSampler:
             self.obs[node.name] = _ObservedState(c=c, log_h=h, fast_categorical=fast,
                                                  alpha_w=np.asarray(node.prior.alpha, dtype=np.float64)
                                                  if fast else None)
+        self.groups: dict = {}
+        for b in self.order:
+            node = network.node(b)
+            if not node.per:
+                continue
+            keys = np.stack([self.index[x] for x in node.per], axis=1)
+            _, gid = np.unique(keys, axis=0, return_inverse=True)
+            gid = gid.reshape(-1)
+            members = [np.flatnonzero(gid == g) for g in range(int(gid.max()) + 1)]
+            z = self.lat[b].z
+            for m in members:
+                if np.any(z[m] != z[m[0]]):
+                    raise InvalidParameterError(
+                        f"ISBNSampler: node {b!r} takes one value per {node.per}, but init gives items "
+                        f"{m.tolist()} (one group) different values {sorted(set(z[m].tolist()))}.")
+            self.groups[b] = members
         for i in range(self.N):
             self._add(i)
+        for b, members in self.groups.items():
+            for g in range(len(members)):
+                self._add_group(b, g, 1)
 
     # -- rows and counts ---------------------------------------------------------------------
     def _row(self, node, config: dict, i: int) -> tuple:
@@ -191,9 +210,22 @@ class ISBNSampler:
     def _config_of(self, i: int) -> dict:
         return {b: int(self.lat[b].z[i]) for b in self.order}
 
+    def _add_group(self, b: str, g: int, sign: int) -> None:
+        """Count the value of group node b for group g once (not once per item)."""
+        node, st = self.net.node(b), self.lat[b]
+        i = int(self.groups[b][g][0])
+        row = self._row(node, self._config_of(i), i)
+        k = int(st.z[i])
+        cnt = st.counts.setdefault(row, {})
+        cnt[k] = cnt.get(k, 0) + sign
+        st.totals[row] = st.totals.get(row, 0) + sign
+        st.used[k] = st.used.get(k, 0) + sign
+
     def _add(self, i: int, sign: int = 1) -> None:
         config = self._config_of(i)
         for b in self.order:
+            if b in self.groups:
+                continue
             node, st = self.net.node(b), self.lat[b]
             row = self._row(node, config, i)
             k = config[b]
@@ -213,6 +245,8 @@ class ISBNSampler:
     def _remove(self, i: int) -> None:
         self._add(i, -1)
         for b in self.order:
+            if b in self.groups:
+                continue
             st, node = self.lat[b], self.net.node(b)
             k = int(st.z[i])
             if st.used.get(k, 0) == 0 and k in st.alive and not isinstance(node.prior, Dirichlet):
@@ -260,6 +294,9 @@ class ISBNSampler:
         choices = []
         for b in self.order:
             node, st = self.net.node(b), self.lat[b]
+            if b in self.groups:  # one value per group: evidence for the item
+                choices.append([int(st.z[i])])
+                continue
             opts = list(st.alive)
             if not isinstance(node.prior, Dirichlet):
                 opts.append(NEW)
@@ -270,6 +307,8 @@ class ISBNSampler:
             config = dict(zip(self.order, cfg, strict=True))
             lw = 0.0
             for b in self.order:
+                if b in self.groups:
+                    continue
                 node, st = self.net.node(b), self.lat[b]
                 row = self._row(node, config, i)
                 t = self._prior_term(node, st, row, config[b]) if NEW not in row[: len(node.parents)] \
@@ -334,9 +373,11 @@ class ISBNSampler:
         One factor per latent node b over (parents(b)..., b) with the prior terms, one per observed
         node a over parents(a) with log F (eq. 2); table axes follow the scope, entries the domains.
         """
-        dom = {b: self._domain(b) for b in self.order}
+        dom = {b: [int(self.lat[b].z[i])] if b in self.groups else self._domain(b) for b in self.order}
         out = []
         for b in self.order:
+            if b in self.groups:
+                continue  # a group node's own prior term is a constant for item i
             node, st = self.net.node(b), self.lat[b]
             ix = tuple(int(self.index[x][i]) for x in node.index)
             scope = tuple(node.parents) + (b,)
@@ -357,7 +398,13 @@ class ISBNSampler:
             combos = list(itertools.product(*(dom[p] for p in scope)))
             vals = self._log_f_rows(node, self.obs[node.name], [c + ix for c in combos], i)
             out.append((scope, vals.reshape(tuple(len(dom[v]) for v in scope))))
-        return dom, out
+        clamped = []
+        for scope, table in out:  # group nodes are evidence: drop their (size-1) axes
+            keep = [ax for ax, v in enumerate(scope) if v not in self.groups]
+            if keep:
+                clamped.append((tuple(scope[ax] for ax in keep),
+                                table.reshape(tuple(table.shape[ax] for ax in keep))))
+        return dom, clamped
 
     def _plan(self, scopes: list) -> list:
         """Per connected component: (root, [(factor, parent node, child nodes)] root to leaves)."""
@@ -367,7 +414,7 @@ class ISBNSampler:
                 by_var[v].append(f)
         seen_v, seen_f, comps = set(), set(), []
         for root in self.order:
-            if root in seen_v:
+            if root in seen_v or root in self.groups:
                 continue
             seen_v.add(root)
             steps, queue = [], [root]
@@ -419,7 +466,7 @@ class ISBNSampler:
     def _ffbs_sample(self, i: int, rng: np.random.Generator) -> tuple:
         """Backward sampling: the root of each component, then each factor's children given their parent."""
         comps, dom = self._ffbs_tables(i)
-        pos = {}
+        pos = {b: 0 for b in self.groups}
         for root, proot, steps in comps:
             pos[root] = _draw(np.exp(proot), rng)
             for _f, u, kids, cond in steps:
@@ -446,7 +493,7 @@ class ISBNSampler:
         where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
         logp = np.zeros(len(configs))
         for n, cfg in enumerate(configs):
-            pos = {b: where[b][k] for b, k in zip(self.order, cfg, strict=True)}
+            pos = {b: where[b][k] for b, k in zip(self.order, cfg, strict=True)}  # group nodes: one value
             lp = 0.0
             for root, proot, steps in comps:
                 lp += proot[pos[root]]
@@ -482,6 +529,95 @@ class ISBNSampler:
                         st.tau_u *= 1.0 - frac
                 st.z[i] = k
             self._add(i)
+        self._resample_groups(rng)
+
+    def group_conditional(self, b: str, g: int):
+        """(labels, probabilities) of group node b's value for group g given everything else (seed 002 §5).
+
+        Remove the items of the group (every node they carry) and the group's own count; for each
+        candidate value k: the prior term of b times the probability of adding the items back one by
+        one at their old values, with b = k (sequential predictive terms, eq. 1-2). Leaves the state
+        unchanged. ``NEW`` is a new state.
+        """
+        node, st = self.net.node(b), self.lat[b]
+        members = self.groups[b][g]
+        old = int(st.z[members[0]])
+        self._add_group(b, g, -1)
+        for m in members:
+            self._add(int(m), -1)
+        i0 = int(members[0])
+        row = self._row(node, self._config_of(i0), i0)
+        alive = [k for k in st.alive if isinstance(node.prior, Dirichlet) or st.used.get(k, 0) > 0]
+        labels = alive + ([] if isinstance(node.prior, Dirichlet) else [NEW])
+        tau_u = st.tau_u + (st.tau[old] if isinstance(node.prior, HDP) and old not in alive else 0.0)
+        logp = np.empty(len(labels))
+        for j, k in enumerate(labels):
+            if isinstance(node.prior, HDP) and k == NEW:
+                t = (node.prior.alpha * tau_u) / (node.prior.alpha + st.totals.get(row, 0))
+            elif k == NEW or k not in alive:
+                t = self._prior_term(node, st, row, NEW)
+            else:
+                t = self._prior_term(node, st, row, k)
+            lp = np.log(t) if t > 0 else -np.inf
+            st.z[members] = st.next_label if k == NEW else k
+            lp += self._readd(members)
+            logp[j] = lp
+        st.z[members] = old
+        for m in members:
+            self._add(int(m))
+        self._add_group(b, g, 1)
+        return labels, np.exp(logp - _lse(logp))
+
+    def _readd(self, members) -> float:
+        """log prob of adding the items back one by one at their current values, then removing them again."""
+        lp = 0.0
+        for m in members:
+            m = int(m)
+            config = self._config_of(m)
+            for c in self.order:
+                if c in self.groups:
+                    continue
+                node = self.net.node(c)
+                t = self._prior_term(node, self.lat[c], self._row(node, config, m), config[c])
+                lp += np.log(t) if t > 0 else -np.inf
+            for node in self.net.observed:
+                lp += self._log_f_seq(node, self.obs[node.name], self._row(node, config, m), m)
+            self._add(m)
+        for m in members:
+            self._add(int(m), -1)
+        return lp
+
+    def _log_f_seq(self, node, ost: _ObservedState, row: tuple, i: int) -> float:
+        """F of eq. 2 for a row that may hold a label not yet alive (its statistics are real counts)."""
+        return float(self._log_f_rows(node, ost, [row], i)[0])
+
+    def _resample_groups(self, rng: np.random.Generator) -> None:
+        for b, members in self.groups.items():
+            node, st = self.net.node(b), self.lat[b]
+            for g in range(len(members)):
+                labels, p = self.group_conditional(b, g)
+                k = labels[_draw(p, rng)]
+                old = int(st.z[members[g][0]])
+                self._add_group(b, g, -1)
+                for m in members[g]:
+                    self._add(int(m), -1)
+                if st.used.get(old, 0) == 0 and not isinstance(node.prior, Dirichlet):
+                    st.alive.remove(old)
+                    del st.used[old]
+                    if isinstance(node.prior, HDP):
+                        st.tau_u += st.tau.pop(old)
+                if k == NEW:
+                    k = st.next_label
+                    st.next_label += 1
+                    st.alive.append(k)
+                    if isinstance(node.prior, HDP):
+                        frac = rng.beta(1.0, node.prior.gamma)
+                        st.tau[k] = frac * st.tau_u
+                        st.tau_u *= 1.0 - frac
+                st.z[members[g]] = k
+                for m in members[g]:
+                    self._add(int(m))
+                self._add_group(b, g, 1)
 
     def update_tau(self, rng: np.random.Generator) -> None:
         """tau | z for every HDP node: Antoniak table counts, then a Dirichlet draw (seed 002 §4)."""
@@ -528,8 +664,10 @@ def factor_graph_cycle(network: Network) -> list | None:
             x = parent[x]
         return x
 
-    scopes = [(("f", n.name), (n.name,) + tuple(n.parents)) for n in network.latent]
-    scopes += [(("f", n.name), tuple(n.parents)) for n in network.observed if n.parents]
+    groups = {n.name for n in network.latent if n.per}  # evidence for an item's draw: not in its graph
+    scopes = [(("f", n.name), tuple(v for v in (n.name,) + tuple(n.parents) if v not in groups))
+              for n in network.latent if n.name not in groups]
+    scopes += [(("f", n.name), tuple(v for v in n.parents if v not in groups)) for n in network.observed]
     for fid, scope in scopes:
         for v in scope:
             a, b = find(fid), find(("v", v))

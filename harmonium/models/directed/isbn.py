@@ -76,6 +76,11 @@ class Latent:
     sender and receiver roles of the mixed-membership blockmodel share pi_{.|entity} (seed 002 §6).
     Tied nodes need equal DP or Dirichlet priors, the same numbers of parents and indices, and in every
     data item different index values (so that eq. 1 still factorises over the item's nodes).
+
+    ``per``: data indices over which the node is NOT repeated per item: it takes one value per group of
+    items sharing those index values (e.g. ``per=("doc",)`` for the class z_j^0 of a web page, Fig. 2c).
+    Such a node is resampled by removing the items of its group and adding them back one by one at their
+    old values (seed 002 §5); its parents must be group nodes over the same or fewer indices.
     """
 
     name: str
@@ -83,6 +88,7 @@ class Latent:
     parents: tuple[str, ...] = ()
     index: tuple[str, ...] = ()
     tied: str | None = None
+    per: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,8 @@ class Network:
                 _check_latent_prior(n)
                 if n.tied is not None:
                     _check_tie(n, kinds)
+                if n.per:
+                    _check_group(n, kinds, self.indices)
             else:
                 _check_observed(n)
         order = self.topological_order()
@@ -204,6 +212,25 @@ def _check_latent_prior(n: Latent) -> None:
     if isinstance(pr, Dirichlet) and not (isinstance(pr.n_states, (int, np.integer)) and pr.n_states >= 1):
         raise InvalidParameterError(
             f"the 'n_states' of the Dirichlet prior of node {n.name!r} must be an int >= 1. Got {pr.n_states!r}.")
+
+
+def _check_group(n: Latent, kinds: dict, indices: tuple) -> None:
+    bad = [x for x in n.per if x not in indices]
+    if bad:
+        raise InvalidParameterError(
+            f"latent node {n.name!r} has per={n.per}, but {bad} are not declared data indices {indices or '()'}.")
+    if n.tied is not None:
+        raise InvalidParameterError(f"latent node {n.name!r}: a node with per=... cannot be tied.")
+    if not set(n.index) <= set(n.per):
+        raise InvalidParameterError(
+            f"latent node {n.name!r} takes one value per {n.per} but its CPT is specific to {n.index}; "
+            "index=... must be a subset of per=....")
+    for p in n.parents:
+        q = kinds[p]
+        if isinstance(q, Latent) and not (q.per and set(q.per) <= set(n.per)):
+            raise InvalidParameterError(
+                f"latent node {n.name!r} takes one value per {n.per}, so its parent {p!r} must too (per=... a "
+                f"subset of {n.per}); got per={q.per}.")
 
 
 def _check_tie(n: Latent, kinds: dict) -> None:
