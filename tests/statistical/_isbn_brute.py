@@ -23,15 +23,28 @@ def _rows(node, z, index, n):
             for m in range(n)]
 
 
-def log_joint(net, z, index, observed, tau):
-    """log p(z, x | tau); tau[b] = ({label: weight}, tau_u) for HDP nodes."""
+def _active(net, b, present, n):
+    """Items at which latent node b has a present observed descendant (else it dangles, integrated out)."""
+    if net.node(b).per:
+        return np.ones(n, dtype=bool)
+    out = np.zeros(n, dtype=bool)
+    for c in net.nodes:
+        if b in c.parents:
+            out |= present.get(c.name, np.ones(n, dtype=bool)) if isinstance(c, isbn.Observed) else _active(
+                net, c.name, present, n)
+    return out
+
+
+def log_joint(net, z, index, observed, tau, present=None):
+    """log p(z, x | tau); tau[b] = ({label: weight}, tau_u) for HDP nodes; present[a]: items that carry x^a."""
     n = len(next(iter(z.values())))
+    present = present or {}
     lp = 0.0
     families: dict = {}  # a tied node's rows join its base node's CPT
     for node in net.latent:
         fam = families.setdefault(node.tied or node.name, {})
         rows = _rows(node, z, index, n)
-        items = range(n)
+        items = np.flatnonzero(_active(net, node.name, present, n))
         if node.per:  # one value per group: count it once, at the group's first item
             keys = [tuple(int(index[x][m]) for x in node.per) for m in range(n)]
             items = [keys.index(key) for key in dict.fromkeys(keys)]
@@ -61,8 +74,9 @@ def log_joint(net, z, index, observed, tau):
     for node in net.observed:
         c, h = isbn.item_stats(node, observed[node.name])
         rows = _rows(node, z, index, n)
-        for r in set(rows):
-            sel = np.array([m for m in range(n) if rows[m] == r])
+        here = present.get(node.name, np.ones(n, dtype=bool))
+        for r in {rows[m] for m in range(n) if here[m]}:
+            sel = np.array([m for m in range(n) if rows[m] == r and here[m]])
             S = tuple(part[sel].sum(axis=0)[None] for part in c)
             zero = tuple(np.zeros_like(s) for s in S)
             lp += float(isbn.log_partition_of(node.prior, S)[0] - isbn.log_partition_of(node.prior, zero)[0])
@@ -70,7 +84,7 @@ def log_joint(net, z, index, observed, tau):
     return lp
 
 
-def conditional(net, order, z, index, observed, tau, i):
+def conditional(net, order, z, index, observed, tau, i, present=None):
     """{configuration in ``order`` (NEW for a fresh state): probability} of item i's latent states."""
     n = len(z[order[0]])
     others = [m for m in range(n) if m != i]
@@ -78,7 +92,7 @@ def conditional(net, order, z, index, observed, tau, i):
     family = {b: [c for c in order if (net.node(c).tied or c) == (net.node(b).tied or b)] for b in order}
     for b in order:
         node = net.node(b)
-        if node.per:  # one value per group: evidence for item i
+        if node.per or not _active(net, b, present or {}, n)[i]:  # evidence for item i, or dangling
             choices.append([int(z[b][i])])
             if isinstance(node.prior, isbn.HDP):
                 tau_eff[b] = tau[b]
@@ -86,7 +100,8 @@ def conditional(net, order, z, index, observed, tau, i):
         if isinstance(node.prior, isbn.Dirichlet):
             choices.append(list(range(node.prior.n_states)))
             continue
-        alive = sorted(set().union(*(set(z[c][others].tolist()) for c in family[b])))
+        act = {c: _active(net, c, present or {}, n) for c in family[b]}
+        alive = sorted(set().union(*(set(z[c][[m for m in others if act[c][m]]].tolist()) for c in family[b])))
         choices.append(alive + [NEW])
         if isinstance(node.prior, isbn.HDP):
             w, wu = tau[b]
@@ -96,7 +111,7 @@ def conditional(net, order, z, index, observed, tau, i):
         zz = {b: np.array(z[b], copy=True) for b in order}
         for b, k in zip(order, cfg, strict=True):
             zz[b][i] = max(int(z[c].max()) for c in family[b]) + 1 if k == NEW else k
-        out[cfg] = log_joint(net, zz, index, observed, tau_eff)
+        out[cfg] = log_joint(net, zz, index, observed, tau_eff, present)
     m = max(out.values())
     tot = sum(np.exp(v - m) for v in out.values())
     return {k: np.exp(v - m) / tot for k, v in out.items()}
@@ -114,7 +129,7 @@ def agrees(engine, i, want, *, use="ffbs", rtol=1e-9, atol=1e-12):
     return all(np.isclose(got.get(k, 0.0), want.get(k, 0.0), rtol=rtol, atol=atol) for k in keys)
 
 
-def group_conditional(net, z, index, observed, tau, b, members):
+def group_conditional(net, z, index, observed, tau, b, members, present=None):
     """{value of group node b for the items ``members`` (NEW: a fresh state): probability}, by ratios of joints."""
     others = np.setdiff1d(np.arange(len(z[b])), members)
     node = net.node(b)
@@ -131,7 +146,7 @@ def group_conditional(net, z, index, observed, tau, b, members):
     for k in choices:
         zz = {c: np.array(v, copy=True) for c, v in z.items()}
         zz[b][members] = int(z[b].max()) + 1 if k == NEW else k
-        out[k] = log_joint(net, zz, index, observed, tau_eff)
+        out[k] = log_joint(net, zz, index, observed, tau_eff, present)
     m = max(out.values())
     tot = sum(np.exp(v - m) for v in out.values())
     return {k: np.exp(v - m) / tot for k, v in out.items()}

@@ -55,6 +55,8 @@ EXAMPLES = {
     "nested_dp": (ex.nested_dp(3, alphas=(0.8, 1.3, 0.6)), {}, {"x": R.integers(0, 3, N)},
                   {"level1": np.array([0, 0, 1, 1, 0, 1]), "level2": np.array([0, 1, 2, 2, 0, 3]),
                    "level3": np.array([0, 1, 2, 3, 0, 4])}),
+    "multimedia": (ex.multimedia(3, n_classes=2), {"doc": DOC}, {"w": R.integers(0, 3, N), "y": R.normal(size=N)},
+                   {"page_class": DOC % 2, "word_topic": _z(2), "feature_topic": _z(2)}),
     "urp": (ex.urp(3, 1.0, 1.2, 0.7), {"user": A, "item": B}, {"rating": R.integers(0, 3, N)}, {"profile": _z(2)}),
 }
 

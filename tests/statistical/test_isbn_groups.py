@@ -125,3 +125,45 @@ def test_group_node_declarations_and_data_are_checked():
     bad = dict(STATES[0], z0=np.array([0, 1, 0, 1, 1, 0, 0, 0]))
     with pytest.raises(InvalidParameterError, match="takes one value per \\('doc',\\), but init gives items"):
         _engine(ig.ISBNSampler, PRIORS["dp"], bad)
+
+
+# -- Fig. 2c proper: word items carry no feature and feature items no word (dangling branches) -------------
+KIND = np.array([0, 1, 0, 0, 1, 1, 0, 1])  # 0: a word item, 1: a visual-feature item
+PRESENT = {"w": KIND == 0, "y": KIND == 1}
+
+
+@pytest.mark.parametrize("use_present, ok", [(True, True), (False, False)])
+@pytest.mark.parametrize("prior", ["dirichlet", "hdp"])
+def test_multimedia_with_dangling_branches_is_brute_force(prior, use_present, ok):
+    # brute force of the model where each item has one branch; an engine told every item has both fails
+    agree = []
+    for state in STATES:
+        e = ig.ISBNSampler(multimedia(PRIORS[prior]), {"doc": DOC}, {"w": W, "y": Y}, init=state,
+                           present=PRESENT if use_present else None)
+        tau = bf.tau_dicts(e)
+        z = {b: e.lat[b].z.copy() for b in e.order}
+        for g, members in enumerate(e.groups["z0"]):
+            labels, p = e.group_conditional("z0", g)
+            want = bf.group_conditional(e.net, z, {"doc": DOC}, {"w": W, "y": Y}, tau, "z0", members, PRESENT)
+            got = dict(zip(labels, p, strict=True))
+            agree.append(all(np.isclose(got.get(k, 0), v, rtol=1e-9, atol=1e-12) for k, v in want.items()))
+        for i in range(N):
+            want = bf.conditional(e.net, e.order, z, {"doc": DOC}, {"w": W, "y": Y}, tau, i, PRESENT)
+            agree.append(bf.agrees(e, i, want) and bf.agrees(e, i, want, use="enumerate"))
+    assert all(agree) == ok
+
+
+def test_multimedia_sweeps_with_dangling_branches_keep_counts_consistent():
+    net = multimedia(PRIORS["hdp"])
+    e = ig.ISBNSampler(net, {"doc": DOC}, {"w": W, "y": Y}, init=STATES[1], present=PRESENT)
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        e.step(rng)
+    fresh = ig.ISBNSampler(net, {"doc": DOC}, {"w": W, "y": Y}, init={b: e.lat[b].z for b in e.order},
+                           present=PRESENT)
+    for b in e.order:
+        got = {r: {k: n for k, n in c.items() if n} for r, c in e.lat[b].counts.items()}
+        assert {r: c for r, c in got.items() if c} == {r: dict(c) for r, c in fresh.lat[b].counts.items()}
+    # word items count no z2, feature items no z1
+    assert sum(e.lat["z1"].totals.values()) == int(PRESENT["w"].sum())
+    assert sum(e.lat["z2"].totals.values()) == int(PRESENT["y"].sum())

@@ -109,6 +109,11 @@ class ISBNSampler:
         Initial states of latent nodes (labels 0..K-1); default: everything in state 0.
     tau : dict of str to (K + 1,) arrays, optional
         Initial global weights of HDP nodes (last: tau_u); default uniform.
+    present : dict of str to (N,) bool arrays, optional
+        Which items carry a value of an Observed node (default: all). An item without it skips that
+        node, and latent nodes with no present observed descendant are "dangling": integrated out for
+        that item (seed 002 §6, BiHDP; Fig. 2c's word items have no feature branch). The values given
+        for absent entries are ignored (any placeholder of the right type).
     method : {"auto", "ffbs", "enumerate"}
         How the joint conditional of an item's latent states (eq. 1) is sampled: forward-filtering
         backward-sampling over the cycle-free factor graph, or enumeration of all joint states.
@@ -116,7 +121,7 @@ class ISBNSampler:
     """
 
     def __init__(self, network: Network, index: dict, observed: dict, *, init: dict | None = None,
-                 tau: dict | None = None, method: str = "auto"):
+                 tau: dict | None = None, method: str = "auto", present: dict | None = None):
         self.net = network.validate()
         self.order = network.topological_order()
         if method not in ("auto", "ffbs", "enumerate"):
@@ -181,6 +186,20 @@ class ISBNSampler:
             self.obs[node.name] = _ObservedState(c=c, log_h=h, fast_categorical=fast,
                                                  alpha_w=np.asarray(node.prior.alpha, dtype=np.float64)
                                                  if fast else None)
+        self.present = {a: np.ones(self.N, dtype=bool) if present is None or a not in present
+                        else np.asarray(present[a], dtype=bool) for a in names}
+        bad = [a for a, v in self.present.items() if v.shape != (self.N,)]
+        if bad or (present and set(present) - set(names)):
+            raise InvalidParameterError(
+                f"ISBNSampler: present= needs one (N,) bool array per Observed node; check {bad or sorted(present)}.")
+        self.active = {}
+        for b in self.order:
+            desc = _observed_descendants(network, b)
+            self.active[b] = np.zeros(self.N, dtype=bool)
+            for a in desc:
+                self.active[b] |= self.present[a]
+            if network.node(b).per:
+                self.active[b][:] = True
         self.groups: dict = {}
         for b in self.order:
             node = network.node(b)
@@ -202,6 +221,13 @@ class ISBNSampler:
         for b, members in self.groups.items():
             for g in range(len(members)):
                 self._add_group(b, g, 1)
+        for b in self.order:  # states held only by dangling items are not in use
+            st, node = self.lat[b], network.node(b)
+            if node.tied is None and not isinstance(node.prior, Dirichlet):
+                for k in [k for k in st.alive if st.used.get(k, 0) == 0]:
+                    st.alive.remove(k)
+                    if isinstance(node.prior, HDP):
+                        st.tau_u += st.tau.pop(k)
 
     # -- rows and counts ---------------------------------------------------------------------
     def _row(self, node, config: dict, i: int) -> tuple:
@@ -224,7 +250,7 @@ class ISBNSampler:
     def _add(self, i: int, sign: int = 1) -> None:
         config = self._config_of(i)
         for b in self.order:
-            if b in self.groups:
+            if b in self.groups or not self.active[b][i]:
                 continue
             node, st = self.net.node(b), self.lat[b]
             row = self._row(node, config, i)
@@ -234,6 +260,8 @@ class ISBNSampler:
             st.totals[row] = st.totals.get(row, 0) + sign
             st.used[k] = st.used.get(k, 0) + sign
         for node in self.net.observed:
+            if not self.present[node.name][i]:
+                continue
             ost = self.obs[node.name]
             row = self._row(node, config, i)
             cur = ost.stats.get(row)
@@ -245,7 +273,7 @@ class ISBNSampler:
     def _remove(self, i: int) -> None:
         self._add(i, -1)
         for b in self.order:
-            if b in self.groups:
+            if b in self.groups or not self.active[b][i]:
                 continue
             st, node = self.lat[b], self.net.node(b)
             k = int(st.z[i])
@@ -294,7 +322,7 @@ class ISBNSampler:
         choices = []
         for b in self.order:
             node, st = self.net.node(b), self.lat[b]
-            if b in self.groups:  # one value per group: evidence for the item
+            if b in self.groups or not self.active[b][i]:  # evidence (one value per group) or dangling
                 choices.append([int(st.z[i])])
                 continue
             opts = list(st.alive)
@@ -307,7 +335,7 @@ class ISBNSampler:
             config = dict(zip(self.order, cfg, strict=True))
             lw = 0.0
             for b in self.order:
-                if b in self.groups:
+                if b in self.groups or not self.active[b][i]:
                     continue
                 node, st = self.net.node(b), self.lat[b]
                 row = self._row(node, config, i)
@@ -315,7 +343,8 @@ class ISBNSampler:
                     else self._prior_term_new_parent(node, st, config[b])
                 lw += np.log(t) if t > 0 else -np.inf
             for node in self.net.observed:
-                lw += self._log_f(node, self.obs[node.name], self._row(node, config, i), i)
+                if self.present[node.name][i]:
+                    lw += self._log_f(node, self.obs[node.name], self._row(node, config, i), i)
             logw[j] = lw
         p = np.exp(logw - logw.max())
         p /= p.sum()
@@ -338,7 +367,7 @@ class ISBNSampler:
         for b in reversed(self.order):
             st, node = self.lat[b], self.net.node(b)
             k = int(st.z[i])
-            if k not in st.alive:
+            if k not in st.alive and self.active[b][i]:
                 st.alive.append(k)
                 st.alive.sort()
                 if isinstance(node.prior, HDP):
@@ -373,11 +402,12 @@ class ISBNSampler:
         One factor per latent node b over (parents(b)..., b) with the prior terms, one per observed
         node a over parents(a) with log F (eq. 2); table axes follow the scope, entries the domains.
         """
-        dom = {b: [int(self.lat[b].z[i])] if b in self.groups else self._domain(b) for b in self.order}
+        dom = {b: [int(self.lat[b].z[i])] if b in self.groups or not self.active[b][i] else self._domain(b)
+               for b in self.order}
         out = []
         for b in self.order:
-            if b in self.groups:
-                continue  # a group node's own prior term is a constant for item i
+            if b in self.groups or not self.active[b][i]:
+                continue  # a group node's own prior term is a constant for item i; a dangling node has none
             node, st = self.net.node(b), self.lat[b]
             ix = tuple(int(self.index[x][i]) for x in node.index)
             scope = tuple(node.parents) + (b,)
@@ -391,7 +421,7 @@ class ISBNSampler:
                     table[pidx + (j,)] = np.log(t) if t > 0 else -np.inf
             out.append((scope, table))
         for node in self.net.observed:
-            if not node.parents:
+            if not node.parents or not self.present[node.name][i]:
                 continue  # a constant factor: it cancels in the conditional
             ix = tuple(int(self.index[x][i]) for x in node.index)
             scope = tuple(node.parents)
@@ -575,13 +605,14 @@ class ISBNSampler:
             m = int(m)
             config = self._config_of(m)
             for c in self.order:
-                if c in self.groups:
+                if c in self.groups or not self.active[c][m]:
                     continue
                 node = self.net.node(c)
                 t = self._prior_term(node, self.lat[c], self._row(node, config, m), config[c])
                 lp += np.log(t) if t > 0 else -np.inf
             for node in self.net.observed:
-                lp += self._log_f_seq(node, self.obs[node.name], self._row(node, config, m), m)
+                if self.present[node.name][m]:
+                    lp += self._log_f_seq(node, self.obs[node.name], self._row(node, config, m), m)
             self._add(m)
         for m in members:
             self._add(int(m), -1)
@@ -649,6 +680,21 @@ def _draw(p: np.ndarray, rng: np.random.Generator) -> int:
     """Index drawn with probability proportional to p (one uniform)."""
     c = np.cumsum(p)
     return int(np.searchsorted(c, rng.random() * c[-1], side="right").clip(0, len(p) - 1))
+
+
+def _observed_descendants(network: Network, b: str) -> set:
+    """Names of the observed nodes reachable from latent node b along parent -> child edges."""
+    out, stack, seen = set(), [b], set()
+    while stack:
+        v = stack.pop()
+        for n in network.nodes:
+            if v in n.parents and n.name not in seen:
+                seen.add(n.name)
+                if hasattr(n, "likelihood"):
+                    out.add(n.name)
+                else:
+                    stack.append(n.name)
+    return out
 
 
 def factor_graph_cycle(network: Network) -> list | None:

@@ -103,5 +103,22 @@ def urp(n_ratings: int, alpha: float = 1.0, gamma: float = 1.0, beta: float = 1.
                              index=("item",), fixed={"n_categories": n_ratings})], indices=("user", "item"))
 
 
+def multimedia(n_words: int, feature_prior=None, n_classes: int = 5, alpha: float = 1.0, gamma: float = 1.0,
+               beta: float = 0.1) -> Network:
+    """The multimedia model (Fig. 2c): a page class z0_j per document (``per=("doc",)``, finite Dirichlet prior),
+    a word branch z1 | z0 -> w and a visual-feature branch z2 | z0 -> y (Gaussian) with HDP priors.
+
+    Items are words or features of a page: pass ``present={"w": is_word, "y": ~is_word}`` to the sampler,
+    so that the branch an item lacks dangles and is integrated out (seed 002 §5-6).
+    """
+    feature_prior = NormalGamma(0.0, 0.1, 2.0, 2.0) if feature_prior is None else feature_prior
+    return Network([Latent("page_class", FiniteDirichlet(alpha, n_classes), per=("doc",)),
+                    Latent("word_topic", HDP(alpha, gamma), parents=("page_class",)),
+                    Latent("feature_topic", HDP(alpha, gamma), parents=("page_class",)),
+                    _words(n_words, beta, ("word_topic",)),
+                    Observed("y", Gaussian, feature_prior, parents=("feature_topic",))], indices=("doc",))
+
+
 EXAMPLES = {"hdp": hdp, "dp_mixture": dp_mixture, "infinite_pam": infinite_pam, "pom": pom, "bihdp": bihdp,
-            "mmsb": mmsb, "nested_dp": nested_dp, "urp": urp}
+            "mmsb": mmsb, "nested_dp": nested_dp, "urp": urp,
+            "multimedia": multimedia}
