@@ -286,10 +286,21 @@ def _list_remove(lst, base, length, k):
 
 @njit(cache=True, nogil=True)
 def _s_total(tau, K, alpha, beta, c):
-    s = 0.0
-    for k in range(K):
-        s += alpha * tau[k] * beta * c[k]
-    return s
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 0
+    while k + 3 < K:
+        s0 += tau[k] * c[k]
+        s1 += tau[k + 1] * c[k + 1]
+        s2 += tau[k + 2] * c[k + 2]
+        s3 += tau[k + 3] * c[k + 3]
+        k += 4
+    while k < K:
+        s0 += tau[k] * c[k]
+        k += 1
+    return alpha * beta * ((s0 + s1) + (s2 + s3))
 
 
 @njit(cache=True, nogil=True)
@@ -315,6 +326,7 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
     cap = n_k.shape[0]
     V = n_wk.shape[0]
     v_beta = V * beta
+    inv_v = 1.0 / V
     n_docs = doc_ptr.shape[0] - 1
     N = words.shape[0]
     n_changed = 0
@@ -394,11 +406,12 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
             # buckets
             q = 0.0
             base = wptr[w]
+            row = n_wk[w]
             for j in range(wlen[w]):
                 k = wtop[base + j]
-                q += qcoef[k] * n_wk[w, k]
+                q += qcoef[k] * row[k]
                 qbuf[j] = q
-            new_mass = alpha * tau[K] * beta / v_beta
+            new_mass = alpha * tau[K] * inv_v
             u = rng.random() * (q + r + s + new_mass)
             new = -1
             if u < q:
