@@ -47,6 +47,10 @@ class BrokenF(ig.ISBNSampler):
             return 0.0
         return super()._log_f(node, ost, row, i)
 
+    def _log_f_rows(self, node, ost, rows, i):  # the same defect on the FFBS path
+        out = super()._log_f_rows(node, ost, rows, i)
+        return np.where([ig.NEW in r for r in rows], 0.0, out)
+
 
 def _engine_hdp_conditional(engine, i, K):
     configs, p = engine.joint_conditional(i)
