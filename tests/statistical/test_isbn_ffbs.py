@@ -144,3 +144,33 @@ def test_ffbs_and_enumeration_sweeps_agree_in_the_state_space_they_visit():
         runs.append({b: e.lat[b].z.copy() for b in e.order})
     for b in runs[0]:
         np.testing.assert_array_equal(runs[0][b], runs[1][b])
+
+
+# -- slow: FFBS sweeps leave the enumerated posterior invariant (finite chain, 4 items) ------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenAbsorb, False)])
+def test_ffbs_sweeps_keep_the_exact_posterior(cls, ok):
+    import itertools
+
+    from . import _isbn_brute as bf
+
+    net = isbn.Network([isbn.Latent("top", isbn.Dirichlet(1.2, 2), index=("doc",)),
+                        isbn.Latent("mid", isbn.Dirichlet(0.9, 2), parents=("top",)),
+                        _cat("w", ("mid",))], indices=("doc",))
+    doc, w = np.array([0, 0, 1, 1]), np.array([0, 2, 2, 1])
+    states = list(itertools.product(range(4), repeat=4))  # (top, mid) per item, coded top * 2 + mid
+    logp = np.array([bf.log_joint(net, {"top": np.array(s) // 2, "mid": np.array(s) % 2}, {"doc": doc}, {"w": w}, {})
+                     for s in states])
+    post = np.exp(logp - logp.max())
+    post /= post.sum()
+    rng = np.random.default_rng(21)
+    out = np.zeros(len(states))
+    for s in rng.choice(len(states), size=3000, p=post):
+        code = np.array(states[s])
+        e = cls(net, {"doc": doc}, {"w": w}, init={"top": code // 2, "mid": code % 2})
+        assert e.method == "ffbs"
+        for _ in range(2):
+            e.sweep(rng)
+        out[int(np.ravel_multi_index(tuple(e.lat["top"].z * 2 + e.lat["mid"].z), (4,) * 4))] += 1
+    pv = chi2_pvalue(out, post)
+    assert (pv > ALPHA_TEST) == ok, pv
