@@ -59,11 +59,16 @@ def log_joint(net, z, index, observed, tau, present=None):
                 for k in set(labs):
                     if owner.setdefault(k, r) != r:
                         return -np.inf  # a DP state lives under one row only (the state space forks)
-        for labs in groups.values():
+        for row, labs in groups.items():
             ks, cnt = np.unique(labs, return_counts=True)
             tot = cnt.sum()
-            if isinstance(pr, isbn.HDP):
-                w, wu = tau[node.name]
+            if isinstance(pr, isbn.H2DP):  # mean rho_{.|g} of the row's outer index value g
+                _, _, rho, rho_u = tau[node.name]
+                g = row[len(node.parents)]
+                a = np.array([pr.alpha * rho[g].get(int(k), rho_u[g]) for k in ks])
+                lp += np.sum(gammaln(a + cnt) - gammaln(a)) + gammaln(pr.alpha) - gammaln(pr.alpha + tot)
+            elif isinstance(pr, isbn.HDP):
+                w, wu = tau[node.name][:2]
                 a = np.array([pr.alpha * w.get(int(k), wu) for k in ks])
                 lp += np.sum(gammaln(a + cnt) - gammaln(a)) + gammaln(pr.alpha) - gammaln(pr.alpha + tot)
             elif isinstance(pr, isbn.DP):
@@ -104,8 +109,12 @@ def conditional(net, order, z, index, observed, tau, i, present=None):
         alive = sorted(set().union(*(set(z[c][[m for m in others if act[c][m]]].tolist()) for c in family[b])))
         choices.append(alive + [NEW])
         if isinstance(node.prior, isbn.HDP):
-            w, wu = tau[b]
+            w, wu = tau[b][:2]
             tau_eff[b] = ({k: w[k] for k in alive}, wu + sum(v for k, v in w.items() if k not in alive))
+        if isinstance(node.prior, isbn.H2DP):  # a retired state's weight returns to every rho_{u|g}
+            rho, rho_u = tau[b][2:]
+            tau_eff[b] += ({g: {k: r[k] for k in alive} for g, r in rho.items()},
+                           {g: rho_u[g] + sum(v for k, v in r.items() if k not in alive) for g, r in rho.items()})
     out = {}
     for cfg in itertools.product(*choices):
         zz = {b: np.array(z[b], copy=True) for b in order}
@@ -119,7 +128,8 @@ def conditional(net, order, z, index, observed, tau, i, present=None):
 
 def tau_dicts(engine):
     """The engine's HDP weights as brute-force input."""
-    return {b: (dict(st.tau), st.tau_u) for b, st in engine.lat.items() if st.tau}
+    return {b: (dict(st.tau), st.tau_u, {g: dict(r) for g, r in st.rho.items()}, dict(st.rho_u))
+            for b, st in engine.lat.items() if st.tau}
 
 
 def agrees(engine, i, want, *, use="ffbs", rtol=1e-9, atol=1e-12):
@@ -139,7 +149,7 @@ def group_conditional(net, z, index, observed, tau, b, members, present=None):
         choices = sorted(set(z[b][others].tolist())) + [NEW]
     tau_eff = dict(tau)
     if isinstance(node.prior, isbn.HDP):
-        w, wu = tau[b]
+        w, wu = tau[b][:2]
         alive = set(z[b][others].tolist())
         tau_eff[b] = ({k: v for k, v in w.items() if k in alive}, wu + sum(v for k, v in w.items() if k not in alive))
     out = {}

@@ -51,7 +51,7 @@ from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.models.directed.isbn import DP, HDP, Dirichlet, Network, item_stats, log_predictive
+from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, item_stats, log_predictive
 
 NEW = -1
 
@@ -65,6 +65,8 @@ class _LatentState:
     totals: dict = field(default_factory=dict)  # row -> count
     used: dict = field(default_factory=dict)  # label -> number of items
     tau: dict = field(default_factory=dict)  # label -> weight (HDP)
+    rho: dict = field(default_factory=dict)  # outer index value -> {label: weight} (H2DP, eq. 3)
+    rho_u: dict = field(default_factory=dict)  # outer index value -> unused weight (H2DP)
     tau_u: float = 1.0
 
 
@@ -165,6 +167,9 @@ class ISBNSampler:
                      else np.asarray(tau[b], dtype=np.float64))
                 st.tau = {k: float(t[j]) for j, k in enumerate(labels)}
                 st.tau_u = float(t[-1])
+            if isinstance(node.prior, H2DP):  # rho_{.|g} starts at tau for every outer index value g
+                for g in np.unique(self.index[node.index[0]]).tolist():
+                    st.rho[g], st.rho_u[g] = dict(st.tau), st.tau_u
             self.lat[b] = st
         for b in self.order:
             node = network.node(b)
@@ -228,6 +233,8 @@ class ISBNSampler:
                     st.alive.remove(k)
                     if isinstance(node.prior, HDP):
                         st.tau_u += st.tau.pop(k)
+                        for g, r in st.rho.items():
+                            st.rho_u[g] += r.pop(k)
 
     # -- rows and counts ---------------------------------------------------------------------
     def _row(self, node, config: dict, i: int) -> tuple:
@@ -281,15 +288,21 @@ class ISBNSampler:
                 st.alive.remove(k)
                 del st.used[k]
                 if isinstance(node.prior, HDP):
-                    self._retired_tau[(b, k)] = (st.tau[k], st.tau_u)
+                    rho = {g: (r[k], st.rho_u[g]) for g, r in st.rho.items()}
+                    self._retired_tau[(b, k)] = (st.tau[k], st.tau_u, rho)
                     st.tau_u += st.tau.pop(k)
+                    for g, r in st.rho.items():
+                        st.rho_u[g] += r.pop(k)
 
     # -- eq. 1 and eq. 2 ----------------------------------------------------------------------
     def _prior_term(self, node, st: _LatentState, row: tuple, k: int) -> float:
         pr = node.prior
         n_row = st.totals.get(row, 0)
         n_k = st.counts.get(row, {}).get(k, 0) if k != NEW else 0
-        if isinstance(pr, HDP):
+        if isinstance(pr, H2DP):
+            g = row[len(node.parents)]
+            w = pr.alpha * (st.rho_u[g] if k == NEW else st.rho[g][k]) + n_k
+        elif isinstance(pr, HDP):
             w = pr.alpha * (st.tau_u if k == NEW else st.tau[k]) + n_k
         elif isinstance(pr, DP):
             w = pr.alpha if k == NEW else n_k
@@ -339,7 +352,8 @@ class ISBNSampler:
                     continue
                 node, st = self.net.node(b), self.lat[b]
                 row = self._row(node, config, i)
-                t = self._prior_term(node, st, row, config[b]) if NEW not in row[: len(node.parents)] \
+                t = self._prior_term(node, st, row, config[b]) \
+                    if NEW not in row[: len(node.parents)] or isinstance(node.prior, H2DP) \
                     else self._prior_term_new_parent(node, st, config[b])
                 lw += np.log(t) if t > 0 else -np.inf
             for node in self.net.observed:
@@ -372,7 +386,9 @@ class ISBNSampler:
                 st.alive.sort()
                 if isinstance(node.prior, HDP):
                     # the weight it had went to tau_u; give it back exactly
-                    st.tau[k], st.tau_u = self._retired_tau.pop((b, k))
+                    st.tau[k], st.tau_u, rho = self._retired_tau.pop((b, k))
+                    for g, (w, wu) in rho.items():
+                        st.rho[g][k], st.rho_u[g] = w, wu
 
     # -- FFBS over the cycle-free factor graph of eq. 1 (seed 002 §4) ------------------------------------
     def _domain(self, b: str) -> list:
@@ -416,7 +432,7 @@ class ISBNSampler:
                 prow = tuple(dom[p][j] for p, j in zip(node.parents, pidx, strict=True))
                 row = prow + ix
                 for j, k in enumerate(dom[b]):
-                    t = (self._prior_term_new_parent(node, st, k) if NEW in prow
+                    t = (self._prior_term_new_parent(node, st, k) if NEW in prow and not isinstance(node.prior, H2DP)
                          else self._prior_term(node, st, row, k))
                     table[pidx + (j,)] = np.log(t) if t > 0 else -np.inf
             out.append((scope, table))
@@ -554,9 +570,7 @@ class ISBNSampler:
                     st.next_label += 1
                     st.alive.append(k)
                     if isinstance(node.prior, HDP):
-                        frac = rng.beta(1.0, node.prior.gamma)
-                        st.tau[k] = frac * st.tau_u
-                        st.tau_u *= 1.0 - frac
+                        _break_stick(st, node.prior, k, rng)
                 st.z[i] = k
             self._add(i)
         self._resample_groups(rng)
@@ -642,18 +656,21 @@ class ISBNSampler:
                     st.next_label += 1
                     st.alive.append(k)
                     if isinstance(node.prior, HDP):
-                        frac = rng.beta(1.0, node.prior.gamma)
-                        st.tau[k] = frac * st.tau_u
-                        st.tau_u *= 1.0 - frac
+                        _break_stick(st, node.prior, k, rng)
                 st.z[members[g]] = k
                 for m in members[g]:
                     self._add(int(m))
                 self._add_group(b, g, 1)
 
     def update_tau(self, rng: np.random.Generator) -> None:
-        """tau | z for every HDP node: Antoniak table counts, then a Dirichlet draw (seed 002 §4)."""
+        """tau | z for every HDP node: Antoniak table counts, then a Dirichlet draw (seed 002 §4); for an H2DP
+        node eq. 3: up the stack s ~ A[N, alpha rho], r ~ A[S, beta tau], down tau ~ D[gamma, R],
+        rho_{.|g} ~ D[beta tau + S_{.|g}]."""
         for b in self.order:
             node, st = self.net.node(b), self.lat[b]
+            if isinstance(node.prior, H2DP):
+                self._update_h2dp(node, st, rng)
+                continue
             if not isinstance(node.prior, HDP):
                 continue
             S = {k: 0 for k in st.alive}
@@ -667,6 +684,29 @@ class ISBNSampler:
             st.tau = {k: v / tot for k, v in g.items()}
             st.tau_u = gu / tot
 
+    def _update_h2dp(self, node, st: _LatentState, rng: np.random.Generator) -> None:
+        pr, npar = node.prior, len(node.parents)
+        S = {g: {k: 0 for k in st.alive} for g in st.rho}
+        for row, cnt in st.counts.items():
+            g = row[npar]
+            for k, n in cnt.items():
+                if n > 0:
+                    S[g][k] += int(antoniak(rng, int(n), pr.alpha * st.rho[g][k]))
+        R = {k: 0 for k in st.alive}
+        for g in S:
+            for k, n in S[g].items():
+                if n > 0:
+                    R[k] += int(antoniak(rng, int(n), pr.beta * st.tau[k]))
+        t = {k: rng.gamma(float(R[k]), 1.0) for k in st.alive}
+        tu = rng.gamma(pr.gamma, 1.0)
+        tot = sum(t.values()) + tu
+        st.tau, st.tau_u = {k: v / tot for k, v in t.items()}, tu / tot
+        for g in st.rho:
+            r = {k: rng.gamma(pr.beta * st.tau[k] + S[g][k], 1.0) for k in st.alive}
+            ru = rng.gamma(pr.beta * st.tau_u, 1.0)
+            tot = sum(r.values()) + ru
+            st.rho[g], st.rho_u[g] = {k: v / tot for k, v in r.items()}, ru / tot
+
     def step(self, rng: np.random.Generator) -> None:
         """One iteration: ``sweep`` then ``update_tau``."""
         self.sweep(rng)
@@ -674,6 +714,19 @@ class ISBNSampler:
 
     def n_states(self) -> dict:
         return {b: len(self.lat[b].alive) for b in self.order}
+
+
+def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator) -> None:
+    """Weights of a new state k: tau_k = b tau_u, b ~ Beta(1, gamma); for an H2DP also
+    rho_{k|g} = c rho_{u|g}, c ~ Beta(beta tau_k, beta tau_u) per outer value g (rho_{.|g} ~ DP(beta, tau))."""
+    frac = rng.beta(1.0, prior.gamma)
+    st.tau[k] = frac * st.tau_u
+    st.tau_u *= 1.0 - frac
+    if isinstance(prior, H2DP):
+        for g in st.rho:
+            c = rng.beta(prior.beta * st.tau[k], prior.beta * st.tau_u) if st.tau[k] > 0 and st.tau_u > 0 else 0.5
+            st.rho[g][k] = c * st.rho_u[g]
+            st.rho_u[g] *= 1.0 - c
 
 
 def _draw(p: np.ndarray, rng: np.random.Generator) -> int:

@@ -50,6 +50,15 @@ class HDP:
 
 
 @dataclass(frozen=True)
+class H2DP(HDP):
+    """A two-level stack (seed 002 §5, eq. 3): pi_{z|l,k,j} ~ DP(alpha, rho_{.|k}), rho_{.|k} ~ DP(beta, tau),
+    tau ~ GEM(gamma), with k the node's first data index (e.g. the book of a chapter j); the node's index
+    must name at least two data indices, outermost first (e.g. ``index=("book", "chapter")``)."""
+
+    beta: float = 1.0
+
+
+@dataclass(frozen=True)
 class DP:
     """pi_{z|l} ~ DP(alpha, H) independently per parent state l: new states are private to l (seed 002 §5)."""
 
@@ -64,7 +73,7 @@ class Dirichlet:
     n_states: int
 
 
-PRIORS = (HDP, DP, Dirichlet)
+PRIORS = (HDP, H2DP, DP, Dirichlet)
 
 
 # -- nodes -------------------------------------------------------------------------------------
@@ -203,7 +212,11 @@ def _check_latent_prior(n: Latent) -> None:
     if not isinstance(pr, PRIORS):
         raise InvalidParameterError(
             f"latent node {n.name!r} needs an HDP, DP or Dirichlet prior on its CPT; got {type(pr).__name__}.")
-    for attr in ("alpha", "gamma"):
+    if isinstance(pr, H2DP) and (len(n.index) < 2 or n.per):
+        raise InvalidParameterError(
+            f"latent node {n.name!r}: an H2DP prior needs index=(outer, inner, ...) with at least two data indices "
+            f"(its middle level rho is specific to the first) and no per=...; got index={n.index}, per={n.per}.")
+    for attr in ("alpha", "gamma", "beta"):
         v = getattr(pr, attr, None)
         if v is not None and not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
             raise InvalidParameterError(
