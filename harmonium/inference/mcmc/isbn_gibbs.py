@@ -32,11 +32,17 @@ leaves. The cost is the sum, not the product, of the factor table sizes.
 prod_b (K_b + 1)) and is the reference in the tests. ``"auto"`` (default)
 uses FFBS on cycle-free networks and enumeration otherwise; junction trees
 are not implemented.
-Every node is replicated per item (the innermost data index); nodes over a
-subset of the indices (Fig. 2c's z_j^0, §5 "remove and re-add"), H2DP
-stacks (eq. 3 with two levels) and concentration resampling are not
-implemented. Python-level code: for specification and testing, not for
-speed (the dedicated HDP sampler is :mod:`hdp_direct_assignment`).
+Nodes are replicated per item, except group nodes (``Latent(per=...)``, Fig.
+2c's z_j^0): one value per group of items, resampled after each sweep by
+removing the group's items and adding them back one by one at their old
+values (§5), and evidence inside the items' FFBS. Items may lack observed
+nodes (``present=``); latent nodes without a present observed descendant
+dangle and are skipped for that item. Tied nodes (``Latent(tied=...)``)
+share one DP/Dirichlet CPT. H2DP nodes keep a middle level rho_{.|k} per
+value of their first index, updated by eq. 3. Not implemented: junction
+trees, tied HDP CPTs, concentration resampling. Python-level code: for
+specification and testing, not for speed (the dedicated HDP sampler is
+:mod:`hdp_direct_assignment`).
 """
 
 from __future__ import annotations
