@@ -87,7 +87,7 @@ def _mode_labels(z, owner, n):
     return out
 
 
-def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma: float) -> dict:
+def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma: float, init_mode: str) -> dict:
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
@@ -97,7 +97,12 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
     cust, item = np.meshgrid(np.arange(cfg["n_customers"]), np.arange(cfg["n_items"]), indexing="ij")
     cust, item, x = cust.ravel(), item.ravel(), X.ravel()
     net = isbn_examples.bihdp(alpha=alpha, gamma=gamma)
-    init = {"customer_group": rng.integers(0, init_groups, x.size), "item_group": rng.integers(0, init_groups, x.size)}
+    if init_mode == "per-index":  # every entry of a customer (an item) starts in that customer's (item's) state
+        init = {"customer_group": rng.integers(0, init_groups, cfg["n_customers"])[cust],
+                "item_group": rng.integers(0, init_groups, cfg["n_items"])[item]}
+    else:  # every entry starts in its own random state
+        init = {"customer_group": rng.integers(0, init_groups, x.size),
+                "item_group": rng.integers(0, init_groups, x.size)}
     engine = ISBNSampler(net, {"customer": cust, "item": item}, {"x": x}, init=init)
     trace, t0, b0 = [], time.perf_counter(), _busy_s()
     for _ in range(iters):
@@ -110,6 +115,7 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
     rand_items = np.random.default_rng(seed + 1).integers(0, cfg["n_item_groups"], cfg["n_items"])
     return {
         "seed": seed, "iters": iters, "config": cfg, "alpha": alpha, "gamma": gamma, "init_groups": init_groups,
+        "init": init_mode,
         "n_pairs": int(x.size), "n_transactions": len(baskets), "density": float(x.mean()),
         "seconds": wall, "seconds_per_iter": wall / iters, "other_busy_cores": (_busy_s() - b0) / wall - 1.0,
         "n_states_final": trace[-1], "n_states_trace": trace,
@@ -125,6 +131,26 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
     }
 
 
+def table(path: Path) -> str:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    out = ["| init | seed | iters | s/iter | K cust / item (true) | item ARI | item NMI | cust ARI | cust NMI "
+           "| k-means item ARI | random item ARI |", "|" + "---|" * 11]
+    for r in rows:
+        c = r["config"]
+        out.append(f"| {r['init']} | {r['seed']} | {r['iters']} | {r['seconds_per_iter']:.2f} | "
+                   f"{r['n_states_final']['customer_group']} / {r['n_states_final']['item_group']} "
+                   f"({c['n_customer_groups']} / {c['n_item_groups']}) | {r['item_ari']:.3f} | {r['item_nmi']:.3f} | "
+                   f"{r['customer_ari']:.3f} | {r['customer_nmi']:.3f} | {r['kmeans_item_ari']:.3f} | "
+                   f"{r['random_item_ari']:.3f} |")
+    for init in sorted({r["init"] for r in rows}):
+        sel = [r for r in rows if r["init"] == init]
+        ari = np.array([r["item_ari"] for r in sel])
+        cari = np.array([r["customer_ari"] for r in sel])
+        out.append(f"\n{init}: item ARI {ari.mean():.3f} (min {ari.min():.3f}, max {ari.max():.3f}); customer ARI "
+                   f"{cari.mean():.3f} (min {cari.min():.3f}, max {cari.max():.3f}) over {len(sel)} seeds")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for k, v in DEFAULTS.items():
@@ -133,11 +159,17 @@ def main(argv=None):
     ap.add_argument("--init-groups", type=int, default=8)
     ap.add_argument("--alpha", type=float, default=1.0)
     ap.add_argument("--gamma", type=float, default=1.0)
+    ap.add_argument("--init", choices=("per-index", "per-entry"), default="per-index",
+                    help="random initial states drawn per customer/item (default) or per (customer, item) entry")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--paper", action="store_true", help="the seed's generator parameters (1M transactions)")
     ap.add_argument("--dry-run", action="store_true", help="generate only and print the data sizes")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--table", type=Path, help="print a markdown table of a results file and exit")
     a = ap.parse_args(argv)
+    if a.table:
+        print(table(a.table))
+        return
     cfg = {k: getattr(a, k) for k in DEFAULTS}
     if a.paper:
         cfg.update({k: v for k, v in PAPER.items() if k != "n_transactions"})
@@ -148,7 +180,7 @@ def main(argv=None):
                           "items_per_transaction": float(np.mean([len(b) for _, b in baskets]))}))
         return
     for seed in a.seeds:
-        res = run(seed, a.iters, cfg, a.init_groups, a.alpha, a.gamma)
+        res = run(seed, a.iters, cfg, a.init_groups, a.alpha, a.gamma, a.init)
         res.update(machine=machine(), git=git_revision(str(Path(__file__).resolve().parents[1])))
         short = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in res.items()
                  if k not in ("n_states_trace", "item_groups_learned", "item_groups_true", "machine", "config")}
