@@ -576,7 +576,8 @@ class ISBNSampler:
                     st.next_label += 1
                     st.alive.append(k)
                     if isinstance(node.prior, HDP):
-                        _break_stick(st, node.prior, k, rng)
+                        g0 = int(self.index[node.index[0]][i]) if node.index else None
+                        _break_stick(st, node.prior, k, rng, g0)
                 st.z[i] = k
             self._add(i)
         self._resample_groups(rng)
@@ -722,15 +723,18 @@ class ISBNSampler:
         return {b: len(self.lat[b].alive) for b in self.order}
 
 
-def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator) -> None:
-    """Weights of a new state k: tau_k = b tau_u, b ~ Beta(1, gamma); for an H2DP also
-    rho_{k|g} = c rho_{u|g}, c ~ Beta(beta tau_k, beta tau_u) per outer value g (rho_{.|g} ~ DP(beta, tau))."""
+def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator, g0=None) -> None:
+    """Weights of a new state k: tau_k = b tau_u, b ~ Beta(1, gamma) (the atom an item picked from the unused
+    mass, size-biased); for an H2DP also rho_{k|g} = c rho_{u|g} per outer value g with c ~ Beta(beta tau_k,
+    beta tau_u) (rho_{.|g} ~ DP(beta, tau)), and c ~ Beta(beta tau_k + 1, beta tau_u) for the outer value g0 of
+    the item that picked the atom in proportion to rho_{.|g0}."""
     frac = rng.beta(1.0, prior.gamma)
     st.tau[k] = frac * st.tau_u
     st.tau_u *= 1.0 - frac
     if isinstance(prior, H2DP):
         for g in st.rho:
-            c = rng.beta(prior.beta * st.tau[k], prior.beta * st.tau_u) if st.tau[k] > 0 and st.tau_u > 0 else 0.5
+            a = prior.beta * st.tau[k] + (1.0 if g == g0 else 0.0)
+            c = rng.beta(a, prior.beta * st.tau_u) if a > 0 and st.tau_u > 0 else 0.5
             st.rho[g][k] = c * st.rho_u[g]
             st.rho_u[g] *= 1.0 - c
 
