@@ -167,3 +167,48 @@ def test_multimedia_sweeps_with_dangling_branches_keep_counts_consistent():
     # word items count no z2, feature items no z1
     assert sum(e.lat["z1"].totals.values()) == int(PRESENT["w"].sum())
     assert sum(e.lat["z2"].totals.values()) == int(PRESENT["y"].sum())
+
+
+# -- slow: sweeps with group resampling and dangling branches keep the enumerated posterior ---------------
+@pytest.mark.slow
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenReadd, False)])
+def test_group_sweeps_keep_the_exact_posterior(cls, ok):
+    import itertools
+
+    from .test_hdp_exact import chi2_pvalue
+
+    net = isbn.Network([
+        isbn.Latent("z0", isbn.Dirichlet(1.0, 2), per=("doc",)),
+        isbn.Latent("z1", isbn.Dirichlet(0.8, 2), parents=("z0",)),
+        isbn.Latent("z2", isbn.Dirichlet(1.3, 2), parents=("z0",)),
+        isbn.Observed("w", Categorical, Dirichlet(np.full(3, 0.4)), parents=("z1",), fixed={"n_categories": 3}),
+        isbn.Observed("y", Poisson, Gamma(2.0, 1.0), parents=("z2",))], indices=("doc",))
+    doc = np.array([0, 0, 1, 1])
+    w, y = np.array([0, 2, 2, 0]), np.array([0, 4, 1, 3])
+    present = {"w": np.array([True, False, True, True]), "y": np.array([True, True, False, True])}
+    # free variables: z0 per doc (2), z1 at items with w (3), z2 at items with y (3); dangling ones fixed at 0
+    wi, yi = np.flatnonzero(present["w"]), np.flatnonzero(present["y"])
+    states = list(itertools.product(range(2), repeat=2 + wi.size + yi.size))
+
+    def unpack(s):
+        z0 = np.array(s[:2])[doc]
+        z1, z2 = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+        z1[wi], z2[yi] = s[2:2 + wi.size], s[2 + wi.size:]
+        return {"z0": z0, "z1": z1, "z2": z2}
+
+    logp = np.array([bf.log_joint(net, unpack(s), {"doc": doc}, {"w": w, "y": y}, {}, present) for s in states])
+    post = np.exp(logp - logp.max())
+    post /= post.sum()
+    where = {s: j for j, s in enumerate(states)}
+    rng = np.random.default_rng(13)
+    out = np.zeros(len(states))
+    for s in rng.choice(len(states), size=3000, p=post):
+        e = cls(net, {"doc": doc}, {"w": w, "y": y}, init=unpack(states[s]), present=present)
+        for _ in range(2):
+            e.sweep(rng)
+        z = e.lat
+        key = (int(z["z0"].z[0]), int(z["z0"].z[2])) + tuple(int(v) for v in z["z1"].z[wi]) + tuple(
+            int(v) for v in z["z2"].z[yi])
+        out[where[key]] += 1
+    pv = chi2_pvalue(out, post)
+    assert (pv > 1e-4) == ok, pv
