@@ -114,17 +114,78 @@ def _loop_network():
                          isbn.Observed("x", Bernoulli, Beta(1.0, 1.0), parents=("z2", "z3"))])
 
 
-def test_networks_with_a_cycle_are_refused_by_ffbs_and_enumerated_by_auto():
+def test_networks_with_a_cycle_are_refused_by_ffbs_and_eliminated_by_auto():
     x = np.array([0, 1, 1, 0])
-    with pytest.raises(InvalidParameterError, match="cycle-free network.*z2, z3.*Junction trees are not"):
+    with pytest.raises(InvalidParameterError, match="cycle-free network.*z2, z3.*Use method='eliminate'"):
         ig.ISBNSampler(_loop_network(), {}, {"x": x}, method="ffbs")
     engine = ig.ISBNSampler(_loop_network(), {}, {"x": x})
-    assert engine.method == "enumerate" and engine.cycle == ["z2", "z3"]
+    assert engine.method == "eliminate" and engine.cycle == ["z2", "z3"]
     with pytest.raises(InvalidParameterError, match="cycle-free"):
         engine.ffbs_conditional(0)
     engine.step(np.random.default_rng(0))
-    with pytest.raises(InvalidParameterError, match="method must be 'auto', 'ffbs' or 'enumerate'"):
+    with pytest.raises(InvalidParameterError, match="method must be 'auto', 'ffbs', 'eliminate' or 'enumerate'"):
         ig.ISBNSampler(_loop_network(), {}, {"x": x}, method="junction")
+
+
+# -- variable elimination with backward sampling (networks with cycles) ---------------------------------
+class BrokenCombine(ig.ISBNSampler):
+    """Elimination that keeps only the first factor holding each node."""
+
+    def _combine(self, table, factor):
+        return table if np.any(table) else table + factor
+
+
+def _loop_cases():
+    # z1 -> z2, z1 -> z3, x | (z2, z3), w | z1: one cycle; and a 4-cycle z1 -> {z2, z3} -> z4 -> y
+    loop = isbn.Network([isbn.Latent("z1", isbn.HDP(1.1, 0.9), index=("doc",)),
+                         isbn.Latent("z2", isbn.HDP(0.8, 1.0), parents=("z1",)),
+                         isbn.Latent("z3", isbn.Dirichlet(1.5, 2), parents=("z1",)),
+                         isbn.Observed("x", Bernoulli, Beta(1.0, 2.0), parents=("z2", "z3")),
+                         _cat("w", ("z1",))], indices=("doc",))
+    diamond = isbn.Network([isbn.Latent("z1", isbn.Dirichlet(1.0, 2)),
+                            isbn.Latent("z2", isbn.HDP(0.9, 1.0), parents=("z1",)),
+                            isbn.Latent("z3", isbn.HDP(1.2, 1.0), parents=("z1",)),
+                            isbn.Latent("z4", isbn.Dirichlet(2.0, 3), parents=("z2", "z3")),
+                            isbn.Observed("y", Poisson, Gamma(2.0, 0.5), parents=("z4",)), _cat("w", ("z2",))])
+    return [("loop", loop, {"doc": DOC}, {"x": RNG.integers(0, 2, N), "w": RNG.integers(0, 3, N)},
+             {"z1": RNG.integers(0, 2, N), "z2": RNG.integers(0, 3, N), "z3": RNG.integers(0, 2, N)}),
+            ("diamond", diamond, {}, {"y": RNG.poisson(3.0, N), "w": RNG.integers(0, 3, N)},
+             {"z1": RNG.integers(0, 2, N), "z2": RNG.integers(0, 2, N), "z3": RNG.integers(0, 2, N),
+              "z4": RNG.integers(0, 3, N)})]
+
+
+LOOPS = _loop_cases()
+
+
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
+@pytest.mark.parametrize("case", LOOPS + CASES, ids=[c[0] for c in LOOPS + CASES])
+def test_elimination_equals_enumeration(case, cls, ok):
+    _, net, index, observed, init = case
+    engine = cls(net, index, observed, init=init, method="eliminate")
+    agree = []
+    for i in range(N):
+        c1, p1 = engine.joint_conditional(i)
+        c2, p2 = engine.eliminate_conditional(i)
+        assert c1 == c2
+        agree.append(np.allclose(p1, p2, rtol=1e-10, atol=1e-14))
+    assert all(agree) == ok
+
+
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
+def test_elimination_draws_follow_the_conditional(cls, ok):
+    _, net, index, observed, init = LOOPS[0]
+    engine = cls(net, index, observed, init=init)
+    ref = ig.ISBNSampler(net, index, observed, init=init, method="enumerate")
+    i = 3
+    configs, p = ref.joint_conditional(i)
+    where = {c: j for j, c in enumerate(configs)}
+    rng = np.random.default_rng(12)
+    engine._remove(i)
+    counts = np.zeros(len(configs))
+    for _ in range(1500):
+        counts[where[engine._eliminate_sample(i, rng)]] += 1
+    pv = chi2_pvalue(counts, p)
+    assert (pv > ALPHA_TEST) == ok, pv
 
 
 def test_ffbs_and_enumeration_sweeps_agree_in_the_state_space_they_visit():

@@ -28,10 +28,12 @@ forward-filtering backward-sampling (seed 002 §4): messages from the leaves
 to a root per connected component, a draw of the root from its marginal,
 then draws of each factor's child nodes given the sampled parent, root to
 leaves. The cost is the sum, not the product, of the factor table sizes.
+``"eliminate"`` does variable elimination with backward sampling (the
+junction-tree equivalent: exact for any network, cost exponential in the
+induced width of the elimination order, greedy smallest table first).
 ``"enumerate"`` scores every joint configuration (exact for any DAG, cost
 prod_b (K_b + 1)) and is the reference in the tests. ``"auto"`` (default)
-uses FFBS on cycle-free networks and enumeration otherwise; junction trees
-are not implemented.
+uses FFBS on cycle-free networks and elimination otherwise.
 Nodes are replicated per item, except group nodes (``Latent(per=...)``, Fig.
 2c's z_j^0): one value per group of items, resampled after each sweep by
 removing the group's items and adding them back one by one at their old
@@ -39,8 +41,8 @@ values (§5), and evidence inside the items' FFBS. Items may lack observed
 nodes (``present=``); latent nodes without a present observed descendant
 dangle and are skipped for that item. Tied nodes (``Latent(tied=...)``)
 share one DP/Dirichlet CPT. H2DP nodes keep a middle level rho_{.|k} per
-value of their first index, updated by eq. 3. Not implemented: junction
-trees, tied HDP CPTs, concentration resampling. Python-level code: for
+value of their first index, updated by eq. 3. Not implemented: tied HDP
+CPTs, concentration resampling. Python-level code: for
 specification and testing, not for speed (the dedicated HDP sampler is
 :mod:`hdp_direct_assignment`).
 """
@@ -122,27 +124,28 @@ class ISBNSampler:
         node, and latent nodes with no present observed descendant are "dangling": integrated out for
         that item (seed 002 §6, BiHDP; Fig. 2c's word items have no feature branch). The values given
         for absent entries are ignored (any placeholder of the right type).
-    method : {"auto", "ffbs", "enumerate"}
+    method : {"auto", "ffbs", "eliminate", "enumerate"}
         How the joint conditional of an item's latent states (eq. 1) is sampled: forward-filtering
-        backward-sampling over the cycle-free factor graph, or enumeration of all joint states.
-        ``"auto"``: FFBS when the network is cycle-free, else enumeration.
+        backward-sampling over the cycle-free factor graph, variable elimination with backward sampling
+        (any network), or enumeration of all joint states. ``"auto"``: FFBS when the network is
+        cycle-free, else elimination.
     """
 
     def __init__(self, network: Network, index: dict, observed: dict, *, init: dict | None = None,
                  tau: dict | None = None, method: str = "auto", present: dict | None = None):
         self.net = network.validate()
         self.order = network.topological_order()
-        if method not in ("auto", "ffbs", "enumerate"):
-            raise InvalidParameterError(f"ISBNSampler: method must be 'auto', 'ffbs' or 'enumerate'; got {method!r}.")
+        if method not in ("auto", "ffbs", "eliminate", "enumerate"):
+            raise InvalidParameterError(
+                f"ISBNSampler: method must be 'auto', 'ffbs', 'eliminate' or 'enumerate'; got {method!r}.")
         self.cycle = factor_graph_cycle(network)
         if method == "ffbs" and self.cycle is not None:
             raise InvalidParameterError(
                 "ISBNSampler(method='ffbs'): forward-filtering backward-sampling needs a cycle-free network (its "
                 f"factor graph a tree or forest), but the factor over the latent nodes {', '.join(self.cycle)} "
-                "closes a cycle. "
-                "Junction trees are not implemented; use method='enumerate' (exact, exponential in the number of "
-                "latent nodes) or method='auto'.")
-        self.method = ("ffbs" if self.cycle is None else "enumerate") if method == "auto" else method
+                "closes a cycle. Use method='eliminate' (variable elimination with backward sampling: exact for "
+                "any network, the junction-tree equivalent) or method='auto', which picks it for such networks.")
+        self.method = ("ffbs" if self.cycle is None else "eliminate") if method == "auto" else method
         names = [n.name for n in network.observed]
         missing = [a for a in names if a not in observed]
         if missing:
@@ -529,6 +532,73 @@ class ISBNSampler:
                     pos[c] = int(j)
         return tuple(dom[b][pos[b]] for b in self.order)
 
+    # -- variable elimination with backward sampling: any network (a junction-tree equivalent) ---------------
+    def _eliminate_tables(self, i: int):
+        """Eliminate the item's latent nodes one at a time (greedy smallest table first): each step keeps the
+        product of the factors that hold the node, over (node, its remaining neighbours); summing the node out
+        gives a factor for the rest. Backward sampling draws the nodes in reverse order from those tables.
+        Exact for any DAG; the cost is exponential in the induced width only (a tree costs as FFBS)."""
+        dom, pool = self.factors(i)
+        free = [b for b in self.order if any(b in sc for sc, _ in pool)]
+        steps = []
+        while free:
+            def size(v, pool=pool):
+                sc = set().union(*(set(f) for f, _ in pool if v in f))
+                return int(np.prod([len(dom[u]) for u in sc]))
+            v = min(free, key=size)
+            free.remove(v)
+            inv = [f for f in pool if v in f[0]]
+            pool = [f for f in pool if v not in f[0]]
+            rest = [u for u in self.order if u != v and any(u in sc for sc, _ in inv)]
+            scope = (v, *rest)
+            shape = tuple(len(dom[u]) for u in scope)
+            table = np.zeros(shape)
+            for fs, ft in inv:
+                table = self._combine(table, self._expand(ft, fs, scope, shape))
+            steps.append((v, scope, table))
+            if rest:
+                pool.append((tuple(rest), _lse(table, axis=0)))
+        return steps, dom
+
+    def _combine(self, table: np.ndarray, factor: np.ndarray) -> np.ndarray:
+        return table + factor
+
+    @staticmethod
+    def _expand(table, fscope, scope, shape):
+        perm = sorted(range(len(fscope)), key=lambda a: scope.index(fscope[a]))
+        t = np.transpose(table, perm)
+        full = [1] * len(scope)
+        for a in perm:
+            full[scope.index(fscope[a])] = table.shape[a]
+        return np.broadcast_to(t.reshape(full), shape)
+
+    def _eliminate_logp(self, steps, pos) -> float:
+        lp = 0.0
+        for v, scope, table in steps:
+            col = table[(slice(None),) + tuple(pos[u] for u in scope[1:])]
+            lp += col[pos[v]] - _lse(col)
+        return float(lp)
+
+    def _eliminate_sample(self, i: int, rng: np.random.Generator) -> tuple:
+        steps, dom = self._eliminate_tables(i)
+        pos = {b: 0 for b in self.order}  # nodes in no factor (evidence, dangling) keep their one value
+        for v, scope, table in reversed(steps):
+            col = table[(slice(None),) + tuple(pos[u] for u in scope[1:])]
+            pos[v] = _draw(np.exp(col - _lse(col)), rng)
+        return tuple(dom[b][pos[b]] for b in self.order)
+
+    def eliminate_conditional(self, i: int):
+        """(configurations, probabilities) of item i's latent states as variable elimination samples them."""
+        self._remove(i)
+        steps, dom = self._eliminate_tables(i)
+        configs = list(itertools.product(*(dom[b] for b in self.order)))
+        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
+        logp = np.array([self._eliminate_logp(steps, {b: where[b][k] for b, k in zip(self.order, c, strict=True)})
+                         for c in configs])
+        self._add(i)
+        self._revive(i)
+        return configs, np.exp(logp)
+
     def ffbs_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as FFBS samples them (eq. 1).
 
@@ -538,7 +608,7 @@ class ISBNSampler:
         if self.cycle is not None:
             raise InvalidParameterError(
                 f"ffbs_conditional: the factor over the latent nodes {', '.join(self.cycle)} closes a cycle; FFBS "
-                "needs a cycle-free network (junction trees are not implemented).")
+                "needs a cycle-free network (use eliminate_conditional).")
         self._remove(i)
         comps, dom = self._ffbs_tables(i)
         configs = list(itertools.product(*(dom[b] for b in self.order)))
@@ -565,6 +635,8 @@ class ISBNSampler:
             self._remove(i)
             if self.method == "ffbs":
                 cfg = self._ffbs_sample(i, rng)
+            elif self.method == "eliminate":
+                cfg = self._eliminate_sample(i, rng)
             else:
                 configs, p = self.joint_conditional(i, removed=True)
                 cfg = configs[_draw(p, rng)]
