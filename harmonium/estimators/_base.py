@@ -158,8 +158,9 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
     """Coerce ``X`` (Corpus, scipy sparse or 2-D array of counts) to a Corpus.
 
     With ``vocabulary`` (a fitted model's), a Corpus over another vocabulary is
-    matched by term, and a raw matrix must have at most ``len(vocabulary)``
-    columns (word ids beyond it are reported by document).
+    matched by term, and a raw matrix must have exactly ``len(vocabulary)``
+    columns, column j being word j of the model's vocabulary (as scikit-learn
+    requires ``n_features_in_``): any other width would be read silently wrong.
     """
     if isinstance(X, Corpus):
         corpus = X
@@ -167,13 +168,18 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
             corpus = corpus.reindex(vocabulary)
         return corpus
     if sp.issparse(X) or isinstance(X, np.ndarray):
-        from harmonium.corpus.corpus import _as_csr_counts, _canonical_csr
+        from harmonium.corpus.corpus import _as_csr_counts
 
         m = _as_csr_counts(X, where)
         if vocabulary is not None:
             if m.shape[1] > len(vocabulary):
-                Corpus.check_word_ids_of(m, len(vocabulary), where)
-            m = _canonical_csr(m.data, m.indices, m.indptr, (m.shape[0], len(vocabulary)))
+                Corpus.check_word_ids_of(m, len(vocabulary), where)  # names the first word id beyond it
+            if m.shape[1] != len(vocabulary):
+                raise CorpusError(
+                    f"{where}: the count matrix has {m.shape[1]} columns but the model's vocabulary has "
+                    f"{len(vocabulary)} words. Build the matrix over the model's vocabulary (column j = "
+                    f"model.vocabulary_[j]), or pass a harmonium Corpus, which is matched by term."
+                )
             return Corpus(m, vocabulary, _validated=True)
         return Corpus(m, _validated=True)
     raise CorpusError(

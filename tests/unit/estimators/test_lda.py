@@ -180,6 +180,16 @@ def test_bad_corpora():
         LDA(2).fit([["a", "b"]])
 
 
+def test_transform_refuses_a_matrix_of_another_width(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(5, n_iter=2, random_state=1).fit(corpus)
+    for width in (corpus.n_words - 1, corpus.n_words + 3):  # narrower, or wider with only zeros beyond
+        X = sp.csr_matrix(([1], ([0], [2])), shape=(1, width))
+        with pytest.raises(CorpusError, match=f"has {width} columns but the model's vocabulary has {corpus.n_words}"):
+            m.transform(X)
+    assert m.transform(sp.csr_matrix(([1], ([0], [2])), shape=(1, corpus.n_words))).shape == (1, 5)
+
+
 def test_transform_word_id_beyond_vocabulary(synthetic):
     corpus, _, _ = synthetic
     m = LDA(5, n_iter=2, random_state=1).fit(corpus)
