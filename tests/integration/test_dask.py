@@ -35,12 +35,23 @@ from harmonium.io.modelfile import read_model_file, write_model_file  # noqa: E4
 from harmonium.parallel.dask_shards import plan_shards  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
+def _local_cluster_client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def client():
+    yield from _local_cluster_client()
+
+
+@pytest.fixture
+def kill_client():
+    """A cluster of its own for a test that kills a worker: after a SIGKILL the nanny's restart can race
+    with the cluster's own bookkeeping and leave it one worker short, which must not reach other tests."""
+    yield from _local_cluster_client()
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +86,10 @@ def test_adlda_on_cluster_is_the_reference_and_reproducible(client, corpus_dir):
     assert len(a.dask_stats_["peak_rss_bytes"]) == 2
 
 
-def test_killed_worker_resumes_from_checkpoint(client, corpus_dir, tmp_path):
+def test_killed_worker_resumes_from_checkpoint(kill_client, corpus_dir, tmp_path):
     path, _ = corpus_dir
     ref = _adlda(n_iter=10).fit(path, n_shards=2)
-    pids = client.run(os.getpid)
+    pids = kill_client.run(os.getpid)
     killed = []
 
     def kill_once(it, n_iter, info):
@@ -88,12 +99,11 @@ def test_killed_worker_resumes_from_checkpoint(client, corpus_dir, tmp_path):
             killed.append(victim)
 
     est = _adlda(n_iter=10, checkpoint_path=str(tmp_path / "run.hmn"), checkpoint_every=2)
-    est.fit(path, client=client, callback=kill_once)
+    est.fit(path, client=kill_client, callback=kill_once)
     assert killed and est.dask_stats_["recoveries"] == 1
     np.testing.assert_array_equal(est.n_wk_, ref.n_wk_)
     np.testing.assert_array_equal(est.doc_topic_, ref.doc_topic_)
     assert est.trace_["log_joint"] == ref.trace_["log_joint"]
-    client.wait_for_workers(2, timeout=60)
 
 
 def test_resume_refuses_corrupted_shard_checkpoint(corpus_dir, tmp_path):
@@ -234,7 +244,7 @@ def _sleep(state, seconds):
     return state
 
 
-def test_worker_killed_during_a_local_step_is_detected(client, corpus_dir):
+def test_worker_killed_during_a_local_step_is_detected(kill_client, corpus_dir):
     import sys
     import threading
 
@@ -243,9 +253,9 @@ def test_worker_killed_during_a_local_step_is_detected(client, corpus_dir):
     from harmonium.parallel.dask_shards import ShardedRun, WorkerLost, plan_shards
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    run = ShardedRun(client, plan_shards(corpus_dir[0], 2))
+    run = ShardedRun(kill_client, plan_shards(corpus_dir[0], 2))
     run.place(_init_sleeper, [()] * 2)
-    pids = client.run(os.getpid)
+    pids = kill_client.run(os.getpid)
     victim = run.owners[1]
     outcome = []
 
@@ -261,7 +271,6 @@ def test_worker_killed_during_a_local_step_is_detected(client, corpus_dir):
     worker.join(timeout=60)  # without the liveness check the step would wait for the dead worker forever
     assert not worker.is_alive() and isinstance(outcome[0], WorkerLost), outcome
     run.close()
-    client.wait_for_workers(2, timeout=60)
 
 
 # -- harmoniums: data-parallel CD through the estimators ----------------------------------------------
@@ -329,13 +338,13 @@ def test_harmonium_cd_on_cluster_learns_like_one_process(client, corpus_dir, mon
     assert abs(pll(broken.model_) - pll(single.model_)) > 0.75
 
 
-def test_harmonium_killed_worker_resumes_from_checkpoint(client, corpus_dir, tmp_path):
+def test_harmonium_killed_worker_resumes_from_checkpoint(kill_client, corpus_dir, tmp_path):
     from harmonium.estimators.efh import EFH
 
     path, _ = corpus_dir
     kw = dict(n_hidden=8, n_iter=4, learning="pcd", momentum=0.5, random_state=7)
     ref = EFH(**kw).fit(path, n_shards=2)
-    pids = client.run(os.getpid)
+    pids = kill_client.run(os.getpid)
     killed = []
 
     def kill_once(epoch, n_iter, info):
@@ -345,10 +354,9 @@ def test_harmonium_killed_worker_resumes_from_checkpoint(client, corpus_dir, tmp
             killed.append(victim)
 
     est = EFH(**kw, checkpoint_path=str(tmp_path / "efh.hmn"), checkpoint_every=1)
-    est.fit(path, client=client, callback=kill_once)
+    est.fit(path, client=kill_client, callback=kill_once)
     assert killed and est.dask_stats_["recoveries"] == 1
     _assert_same_fit(est, ref)  # parameters, momentum and the workers' PCD chains came back from the checkpoint
-    client.wait_for_workers(2, timeout=60)
     # resume after the driver stopped: the same files, in this process
     again = EFH(**{**kw, "n_iter": 5}, checkpoint_path=str(tmp_path / "efh.hmn")).fit(path, n_shards=2, resume=True)
     _assert_same_fit(again, EFH(**{**kw, "n_iter": 5}).fit(path, n_shards=2))
@@ -369,11 +377,11 @@ def test_harmonium_client_refuses_what_it_cannot_do(client, corpus_dir, tmp_path
         EFH(n_hidden=4, n_iter=2, checkpoint_path=ckpt).fit(path, client=client, resume=True)
 
 
-def test_distributed_vb_killed_worker_resumes_without_losing_documents(client, corpus_dir, tmp_path):
+def test_distributed_vb_killed_worker_resumes_without_losing_documents(kill_client, corpus_dir, tmp_path):
     path, corpus = corpus_dir
     kw = dict(n_topics=8, inference="vb", n_iter=8, evaluate_every=4, random_state=1)
     ref = LDA(**kw).fit(path, n_shards=2)
-    pids = client.run(os.getpid)
+    pids = kill_client.run(os.getpid)
     killed = []
 
     def kill_once(it, n_iter, info):
@@ -382,7 +390,7 @@ def test_distributed_vb_killed_worker_resumes_without_losing_documents(client, c
             os.kill(pids[victim], signal.SIGKILL)
             killed.append(victim)
 
-    est = LDA(**kw, checkpoint_path=str(tmp_path / "vb.hmn"), checkpoint_every=2).fit(path, client=client,
+    est = LDA(**kw, checkpoint_path=str(tmp_path / "vb.hmn"), checkpoint_every=2).fit(path, client=kill_client,
                                                                                       callback=kill_once)
     assert killed and est.dask_stats_["recoveries"] == 1
     # resumed from iteration 4 with every shard's gamma: the same run as an uninterrupted one
@@ -393,4 +401,3 @@ def test_distributed_vb_killed_worker_resumes_without_losing_documents(client, c
     freq = np.bincount(corpus.tokens().words, minlength=corpus.n_words)
     np.testing.assert_allclose(est.topic_word_posterior_.sum(axis=0) - 8 * est.beta_, freq, rtol=1e-9, atol=1e-6)
     assert est.doc_topic_.shape == (corpus.n_docs, 8)
-    client.wait_for_workers(2, timeout=60)
