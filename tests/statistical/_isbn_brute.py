@@ -35,8 +35,10 @@ def _active(net, b, present, n):
     return out
 
 
-def log_joint(net, z, index, observed, tau, present=None):
-    """log p(z, x | tau); tau[b] = ({label: weight}, tau_u) for HDP nodes; present[a]: items that carry x^a."""
+def log_joint(net, z, index, observed, tau, present=None, psi=None):
+    """log p(z, x | tau, psi); tau[b] = ({label: weight}, tau_u) for HDP nodes; present[a]: items that carry x^a;
+    psi[a] = {parent states: psi row} of RandomEffects nodes (a row of parent states absent there: psi
+    integrated out, exact for the single observation a fresh state carries)."""
     n = len(next(iter(z.values())))
     present = present or {}
     lp = 0.0
@@ -82,6 +84,12 @@ def log_joint(net, z, index, observed, tau, present=None):
         here = present.get(node.name, np.ones(n, dtype=bool))
         for r in {rows[m] for m in range(n) if here[m]}:
             sel = np.array([m for m in range(n) if rows[m] == r and here[m]])
+            if isinstance(node.prior, isbn.RandomEffects):  # Dirichlet-multinomial with alpha = beta psi_{.|l}
+                row_psi = (psi or {}).get(node.name, {}).get(r[: len(node.parents)])
+                a = node.prior.base.alpha if row_psi is None else node.prior.beta * row_psi
+                cnt = c[0][sel].sum(axis=0)
+                lp += float(np.sum(gammaln(a + cnt) - gammaln(a)) + gammaln(a.sum()) - gammaln(a.sum() + cnt.sum()))
+                continue
             S = tuple(part[sel].sum(axis=0)[None] for part in c)
             zero = tuple(np.zeros_like(s) for s in S)
             lp += float(isbn.log_partition_of(node.prior, S)[0] - isbn.log_partition_of(node.prior, zero)[0])
@@ -89,7 +97,7 @@ def log_joint(net, z, index, observed, tau, present=None):
     return lp
 
 
-def conditional(net, order, z, index, observed, tau, i, present=None):
+def conditional(net, order, z, index, observed, tau, i, present=None, psi=None):
     """{configuration in ``order`` (NEW for a fresh state): probability} of item i's latent states."""
     n = len(z[order[0]])
     others = [m for m in range(n) if m != i]
@@ -120,10 +128,15 @@ def conditional(net, order, z, index, observed, tau, i, present=None):
         zz = {b: np.array(z[b], copy=True) for b in order}
         for b, k in zip(order, cfg, strict=True):
             zz[b][i] = max(int(z[c].max()) for c in family[b]) + 1 if k == NEW else k
-        out[cfg] = log_joint(net, zz, index, observed, tau_eff, present)
+        out[cfg] = log_joint(net, zz, index, observed, tau_eff, present, psi)
     m = max(out.values())
     tot = sum(np.exp(v - m) for v in out.values())
     return {k: np.exp(v - m) / tot for k, v in out.items()}
+
+
+def psi_dicts(engine):
+    """The engine's RandomEffects rows psi_{.|l} as brute-force input."""
+    return {a: dict(ost.psi) for a, ost in engine.obs.items() if ost.beta_re is not None}
 
 
 def tau_dicts(engine):

@@ -38,6 +38,8 @@ def _z(k):
 
 EXAMPLES = {
     "hdp": (ex.hdp(4, 1.3, 1.0, 0.3), {"doc": DOC}, {"w": R.integers(0, 4, N)}, {"z": _z(3)}),
+    "hdp_random_effects": (ex.hdp_random_effects(4, 1.3, 1.0, beta=2.5, eta=0.4), {"doc": DOC},
+                           {"w": R.integers(0, 4, N)}, {"z": _z(3)}),
     "dp_mixture_gaussian": (ex.dp_mixture(alpha=0.9), {}, {"x": R.normal(size=N) * 2}, {"z": _z(3)}),
     "dp_mixture_poisson": (ex.dp_mixture(Poisson, Gamma(2.0, 0.5), 1.2), {}, {"x": R.poisson(3.0, N)}, {"z": _z(2)}),
     "infinite_pam": (ex.infinite_pam(4, 1.1, 0.8, 0.3), {"doc": DOC}, {"w": R.integers(0, 4, N)},
@@ -67,9 +69,11 @@ def test_example_conditional_is_brute_force(name, cls, ok):
     net, index, observed, init = EXAMPLES[name]
     engine = cls(net, index, observed, init=init)
     assert engine.method == "ffbs"
-    tau = bf.tau_dicts(engine)
+    engine.update_psi(np.random.default_rng(5))  # RandomEffects: psi away from its starting prior mean
+    tau, psi = bf.tau_dicts(engine), bf.psi_dicts(engine)
     z = {b: engine.lat[b].z.copy() for b in engine.order}
-    agree = [bf.agrees(engine, i, bf.conditional(net, engine.order, z, index, observed, tau, i)) for i in range(N)]
+    agree = [bf.agrees(engine, i, bf.conditional(net, engine.order, z, index, observed, tau, i, psi=psi))
+             for i in range(N)]
     assert all(agree) == ok
 
 

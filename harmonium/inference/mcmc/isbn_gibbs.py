@@ -41,8 +41,14 @@ values (§5), and evidence inside the items' FFBS. Items may lack observed
 nodes (``present=``); latent nodes without a present observed descendant
 dangle and are skipped for that item. Tied nodes (``Latent(tied=...)``)
 share one DP/Dirichlet CPT. H2DP nodes keep a middle level rho_{.|k} per
-value of their first index, updated by eq. 3. Not implemented: tied HDP
-CPTs, concentration resampling. Python-level code: for
+value of their first index, updated by eq. 3. Observed nodes with
+:class:`~harmonium.models.directed.isbn.RandomEffects` keep psi_{.|l} per
+parent state, drawn like tau (Antoniak tables, then Dirichlet); a psi not yet
+used is integrated out and drawn with the first item that uses it.
+``sample_concentration=True`` resamples alpha and gamma of HDP nodes and alpha
+of DP nodes by auxiliary variables. Not implemented: tied HDP CPTs,
+concentration resampling of H2DP and finite Dirichlet nodes, of RandomEffects'
+beta. Python-level code: for
 specification and testing, not for speed (the dedicated HDP sampler is
 :mod:`hdp_direct_assignment`).
 """
@@ -59,7 +65,8 @@ from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, item_stats, log_predictive
+from harmonium.inference.mcmc.hdp_direct_assignment import resample_alpha, resample_gamma
+from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, RandomEffects, item_stats, log_predictive
 
 NEW = -1
 
@@ -85,6 +92,8 @@ class _ObservedState:
     stats: dict = field(default_factory=dict)  # row -> tuple of arrays
     fast_categorical: bool = False
     alpha_w: np.ndarray | None = None
+    beta_re: float | None = None  # RandomEffects: phi_{.|l,j} ~ Dir(beta psi_{.|l})
+    psi: dict = field(default_factory=dict)  # parent states l -> psi_{.|l} (RandomEffects; absent: integrated out)
 
 
 class _TiedState:
@@ -124,6 +133,11 @@ class ISBNSampler:
         node, and latent nodes with no present observed descendant are "dangling": integrated out for
         that item (seed 002 §6, BiHDP; Fig. 2c's word items have no feature branch). The values given
         for absent entries are ignored (any placeholder of the right type).
+    sample_concentration : bool
+        Resample the concentrations (HDP: alpha and gamma; DP: alpha) in ``update_tau`` by the
+        auxiliary-variable method (Teh et al. 2006, app. A); current values in ``alpha`` / ``gamma``.
+    concentration_prior : (shape, rate)
+        The Gamma prior of every resampled concentration.
     method : {"auto", "ffbs", "eliminate", "enumerate"}
         How the joint conditional of an item's latent states (eq. 1) is sampled: forward-filtering
         backward-sampling over the cycle-free factor graph, variable elimination with backward sampling
@@ -132,9 +146,26 @@ class ISBNSampler:
     """
 
     def __init__(self, network: Network, index: dict, observed: dict, *, init: dict | None = None,
-                 tau: dict | None = None, method: str = "auto", present: dict | None = None):
+                 tau: dict | None = None, method: str = "auto", present: dict | None = None,
+                 sample_concentration: bool = False, concentration_prior: tuple = (1.0, 1.0)):
         self.net = network.validate()
         self.order = network.topological_order()
+        if any(n.per for n in network.latent) and any(isinstance(n.prior, RandomEffects) for n in network.observed):
+            raise InvalidParameterError(
+                "ISBNSampler: RandomEffects observed nodes cannot be combined with group nodes (Latent(per=...)): "
+                "re-adding a group's items needs the sequential predictive with psi integrated out, which has no "
+                "closed form. Use a plain Dirichlet prior on the observed node, or drop per=.")
+        shape_rate = tuple(float(v) for v in np.ravel(concentration_prior))
+        if len(shape_rate) != 2 or not all(np.isfinite(v) and v > 0 for v in shape_rate):
+            raise InvalidParameterError(
+                f"ISBNSampler: concentration_prior must be (shape, rate) of a Gamma prior, both positive; got "
+                f"{concentration_prior!r}.")
+        self.sample_concentration, self.concentration_prior = bool(sample_concentration), shape_rate
+        #: current concentrations per base latent node (tied nodes read their base's): alpha of every
+        #: prior, gamma of HDP priors; resampled by ``update_tau`` when ``sample_concentration``.
+        self.alpha = {n.name: float(n.prior.alpha) for n in network.latent if n.tied is None}
+        self.gamma = {n.name: float(n.prior.gamma) for n in network.latent
+                      if n.tied is None and isinstance(n.prior, HDP)}
         if method not in ("auto", "ffbs", "eliminate", "enumerate"):
             raise InvalidParameterError(
                 f"ISBNSampler: method must be 'auto', 'ffbs', 'eliminate' or 'enumerate'; got {method!r}.")
@@ -196,10 +227,12 @@ class ISBNSampler:
         self.obs: dict[str, _ObservedState] = {}
         for node in network.observed:
             c, h = item_stats(node, observed[node.name])
-            fast = node.likelihood is Categorical and isinstance(node.prior, DirichletDist)
+            re = isinstance(node.prior, RandomEffects)
+            fast = node.likelihood is Categorical and (re or isinstance(node.prior, DirichletDist))
+            eta = node.prior.base.alpha if re else node.prior.alpha if fast else None
             self.obs[node.name] = _ObservedState(c=c, log_h=h, fast_categorical=fast,
-                                                 alpha_w=np.asarray(node.prior.alpha, dtype=np.float64)
-                                                 if fast else None)
+                                                 alpha_w=None if eta is None else np.asarray(eta, dtype=np.float64),
+                                                 beta_re=float(node.prior.beta) if re else None)
         self.present = {a: np.ones(self.N, dtype=bool) if present is None or a not in present
                         else np.asarray(present[a], dtype=bool) for a in names}
         bad = [a for a, v in self.present.items() if v.shape != (self.N,)]
@@ -232,6 +265,11 @@ class ISBNSampler:
             self.groups[b] = members
         for i in range(self.N):
             self._add(i)
+        for node in network.observed:  # RandomEffects: psi of every parent state with data starts at E[psi]
+            ost = self.obs[node.name]
+            if ost.beta_re is not None:
+                mean = ost.alpha_w / ost.alpha_w.sum()
+                ost.psi = {row[: len(node.parents)]: mean.copy() for row in ost.stats}
         for b, members in self.groups.items():
             for g in range(len(members)):
                 self._add_group(b, g, 1)
@@ -304,25 +342,37 @@ class ISBNSampler:
                         st.rho_u[g] += r.pop(k)
 
     # -- eq. 1 and eq. 2 ----------------------------------------------------------------------
+    def _alpha(self, node) -> float:
+        return self.alpha[node.tied or node.name]
+
     def _prior_term(self, node, st: _LatentState, row: tuple, k: int) -> float:
-        pr = node.prior
+        pr, alpha = node.prior, self._alpha(node)
         n_row = st.totals.get(row, 0)
         n_k = st.counts.get(row, {}).get(k, 0) if k != NEW else 0
         if isinstance(pr, H2DP):
             g = row[len(node.parents)]
-            w = pr.alpha * (st.rho_u[g] if k == NEW else st.rho[g][k]) + n_k
+            w = alpha * (st.rho_u[g] if k == NEW else st.rho[g][k]) + n_k
         elif isinstance(pr, HDP):
-            w = pr.alpha * (st.tau_u if k == NEW else st.tau[k]) + n_k
+            w = alpha * (st.tau_u if k == NEW else st.tau[k]) + n_k
         elif isinstance(pr, DP):
-            w = pr.alpha if k == NEW else n_k
+            w = alpha if k == NEW else n_k
         else:
-            w = pr.alpha / pr.n_states + n_k
-        return w / (pr.alpha + n_row)
+            w = alpha / pr.n_states + n_k
+        return w / (alpha + n_row)
+
+    def _dirichlet_row(self, node, ost: _ObservedState, row: tuple) -> np.ndarray:
+        """The Dirichlet parameter of CPT row ``row`` of a Categorical node: the prior's alpha, or for
+        RandomEffects beta psi_{.|l} (l = the row's parent states); a psi not instantiated (new parent
+        states) is integrated out, which leaves its prior mean: any multiple of eta gives that predictive."""
+        if ost.beta_re is None:
+            return ost.alpha_w
+        psi = ost.psi.get(row[: len(node.parents)])
+        return ost.alpha_w if psi is None else ost.beta_re * psi
 
     def _log_f(self, node, ost: _ObservedState, row: tuple, i: int) -> float:
         stats = ost.stats.get(row) if NEW not in row else None
         if ost.fast_categorical:
-            a = ost.alpha_w
+            a = self._dirichlet_row(node, ost, row)
             x = int(np.argmax(ost.c[0][i]))
             if stats is None:
                 return float(np.log(a[x] / a.sum()))
@@ -407,10 +457,10 @@ class ISBNSampler:
     def _log_f_rows(self, node, ost: _ObservedState, rows: list, i: int) -> np.ndarray:
         """log F(x_i | x_-i, row) of eq. 2 for a batch of CPT rows (one conjugate log-partition call)."""
         if ost.fast_categorical:
-            a = ost.alpha_w
             x = int(np.argmax(ost.c[0][i]))
             out = np.empty(len(rows))
             for r, row in enumerate(rows):
+                a = self._dirichlet_row(node, ost, row)
                 stats = ost.stats.get(row) if NEW not in row else None
                 out[r] = (np.log(a[x] / a.sum()) if stats is None
                           else np.log((stats[0][x] + a[x]) / (stats[0].sum() + a.sum())))
@@ -649,10 +699,24 @@ class ISBNSampler:
                     st.alive.append(k)
                     if isinstance(node.prior, HDP):
                         g0 = int(self.index[node.index[0]][i]) if node.index else None
-                        _break_stick(st, node.prior, k, rng, g0)
+                        _break_stick(st, node.prior, k, rng, g0, gamma=self.gamma[b])
                 st.z[i] = k
+            self._instantiate_psi(i, rng)
             self._add(i)
         self._resample_groups(rng)
+
+    def _instantiate_psi(self, i: int, rng: np.random.Generator) -> None:
+        """RandomEffects: psi_{.|l} of parent states l that item i is the first to use, drawn from its
+        conditional given that one observation, Dir(eta + e_x) (it was integrated out while unused)."""
+        config = None
+        for node in self.net.observed:
+            ost = self.obs[node.name]
+            if ost.beta_re is None or not self.present[node.name][i]:
+                continue
+            config = config or self._config_of(i)
+            key = tuple(config[p] for p in node.parents)
+            if key not in ost.psi:
+                ost.psi[key] = rng.dirichlet(ost.alpha_w + ost.c[0][i])
 
     def group_conditional(self, b: str, g: int):
         """(labels, probabilities) of group node b's value for group g given everything else (seed 002 §5).
@@ -676,7 +740,7 @@ class ISBNSampler:
         logp = np.empty(len(labels))
         for j, k in enumerate(labels):
             if isinstance(node.prior, HDP) and k == NEW:
-                t = (node.prior.alpha * tau_u) / (node.prior.alpha + st.totals.get(row, 0))
+                t = (self._alpha(node) * tau_u) / (self._alpha(node) + st.totals.get(row, 0))
             elif k == NEW or k not in alive:
                 t = self._prior_term(node, st, row, NEW)
             else:
@@ -735,7 +799,7 @@ class ISBNSampler:
                     st.next_label += 1
                     st.alive.append(k)
                     if isinstance(node.prior, HDP):
-                        _break_stick(st, node.prior, k, rng)
+                        _break_stick(st, node.prior, k, rng, gamma=self.gamma[b])
                 st.z[members[g]] = k
                 for m in members[g]:
                     self._add(int(m))
@@ -744,24 +808,76 @@ class ISBNSampler:
     def update_tau(self, rng: np.random.Generator) -> None:
         """tau | z for every HDP node: Antoniak table counts, then a Dirichlet draw (seed 002 §4); for an H2DP
         node eq. 3: up the stack s ~ A[N, alpha rho], r ~ A[S, beta tau], down tau ~ D[gamma, R],
-        rho_{.|g} ~ D[beta tau + S_{.|g}]."""
+        rho_{.|g} ~ D[beta tau + S_{.|g}]. RandomEffects observed nodes: psi likewise (:meth:`update_psi`).
+
+        With ``sample_concentration``: after the tables, alpha | tables and gamma | (tables, K) by auxiliary
+        variables (Teh et al. 2006 app. A; Escobar & West 1995), then tau | tables, gamma (alpha and gamma
+        drawn with tau integrated out, so they come first). DP nodes: alpha | partition, each CPT row a
+        Chinese restaurant whose tables are its states. H2DP and finite Dirichlet concentrations stay fixed.
+        """
         for b in self.order:
             node, st = self.net.node(b), self.lat[b]
             if isinstance(node.prior, H2DP):
                 self._update_h2dp(node, st, rng)
                 continue
+            if isinstance(node.prior, DP) and self.sample_concentration and node.tied is None:
+                self._resample_dp_alpha(b, rng)
             if not isinstance(node.prior, HDP):
                 continue
+            tables = self.tables(b, rng)
+            if self.sample_concentration:
+                self.resample_concentration(b, tables, rng)
             S = {k: 0 for k in st.alive}
-            for cnt in st.counts.values():
-                for k, n in cnt.items():
-                    if n > 0:
-                        S[k] += int(antoniak(rng, int(n), node.prior.alpha * st.tau[k]))
+            for row in tables.values():
+                for k, m in row.items():
+                    S[k] += m
             g = {k: rng.gamma(float(S[k]), 1.0) for k in st.alive}
-            gu = rng.gamma(node.prior.gamma, 1.0)
+            gu = rng.gamma(self.gamma[b], 1.0)
             tot = sum(g.values()) + gu
             st.tau = {k: v / tot for k, v in g.items()}
             st.tau_u = gu / tot
+        self.update_psi(rng)
+
+    def tables(self, b: str, rng: np.random.Generator) -> dict:
+        """Antoniak table counts S_{k|l} ~ A[N_{k|l}, alpha tau_k] of HDP node b: {row l: {state k: S_{k|l}}} (§4)."""
+        st, alpha = self.lat[b], self.alpha[b]
+        return {row: {k: int(antoniak(rng, int(n), alpha * st.tau[k])) for k, n in cnt.items() if n > 0}
+                for row, cnt in st.counts.items() if st.totals.get(row, 0) > 0}
+
+    def resample_concentration(self, b: str, tables: dict, rng: np.random.Generator) -> None:
+        """alpha | S and gamma | S, K of HDP node b (each CPT row with N_l > 0 is a group of the HDP)."""
+        st = self.lat[b]
+        lengths = np.array([st.totals[row] for row in tables], dtype=np.float64)
+        m_total = sum(sum(row.values()) for row in tables.values())
+        self.alpha[b] = resample_alpha(rng, self.alpha[b], m_total, lengths, self.concentration_prior)
+        self.gamma[b] = resample_gamma(rng, self.gamma[b], len(st.alive), max(m_total, 1), self.concentration_prior)
+
+    def _resample_dp_alpha(self, b: str, rng: np.random.Generator) -> None:
+        """alpha | z of DP node b: rows l with N_l > 0 are restaurants whose K_l states are their tables."""
+        st = self.lat[b]
+        rows = [row for row, n in st.totals.items() if n > 0]
+        lengths = np.array([st.totals[row] for row in rows], dtype=np.float64)
+        m_total = sum(sum(1 for n in st.counts[row].values() if n > 0) for row in rows)
+        self.alpha[b] = resample_alpha(rng, self.alpha[b], m_total, lengths, self.concentration_prior)
+
+    def update_psi(self, rng: np.random.Generator) -> None:
+        """psi | z, x of every RandomEffects node: S_{x|l,j} ~ A[N_{x|l,j}, beta psi_{x|l}], then psi_{.|l} ~
+        Dir(eta + sum_j S_{.|l,j}) (the tau update of §4 one level down); psi of parent states without data
+        is integrated out again (dropped)."""
+        for node in self.net.observed:
+            ost = self.obs[node.name]
+            if ost.beta_re is None:
+                continue
+            n_par, tables = len(node.parents), {}
+            for row, stats in ost.stats.items():
+                counts = stats[0]
+                if not np.any(counts > 0):
+                    continue
+                key = row[:n_par]
+                psi, S = ost.psi[key], tables.setdefault(key, np.zeros_like(ost.alpha_w))
+                for x in np.flatnonzero(counts > 0):
+                    S[x] += antoniak(rng, int(round(counts[x])), ost.beta_re * psi[x])
+            ost.psi = {key: rng.dirichlet(ost.alpha_w + S) for key, S in tables.items()}
 
     def _update_h2dp(self, node, st: _LatentState, rng: np.random.Generator) -> None:
         pr, npar = node.prior, len(node.parents)
@@ -795,12 +911,12 @@ class ISBNSampler:
         return {b: len(self.lat[b].alive) for b in self.order}
 
 
-def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator, g0=None) -> None:
+def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator, g0=None, *, gamma: float) -> None:
     """Weights of a new state k: tau_k = b tau_u, b ~ Beta(1, gamma) (the atom an item picked from the unused
     mass, size-biased); for an H2DP also rho_{k|g} = c rho_{u|g} per outer value g with c ~ Beta(beta tau_k,
     beta tau_u) (rho_{.|g} ~ DP(beta, tau)), and c ~ Beta(beta tau_k + 1, beta tau_u) for the outer value g0 of
     the item that picked the atom in proportion to rho_{.|g0}."""
-    frac = rng.beta(1.0, prior.gamma)
+    frac = rng.beta(1.0, gamma)
     st.tau[k] = frac * st.tau_u
     st.tau_u *= 1.0 - frac
     if isinstance(prior, H2DP):

@@ -14,7 +14,9 @@ item i (e.g. a word of a document):
   Bernoulli/Binomial-Beta, Poisson-Gamma, Gaussian-NormalGamma,
   MultivariateGaussian-NormalInverseWishart) given the joint state of their
   latent parents; the parameters phi are integrated out, which gives the
-  collapsed predictive F of seed 002 eq. 2 (:func:`log_predictive`).
+  collapsed predictive F of seed 002 eq. 2 (:func:`log_predictive`); a Categorical
+  node may instead carry :class:`RandomEffects`, a hierarchical prior whose rows
+  phi_{x|l,j} vary per data index around a shared psi_{x|l} (seed 002 §6).
 
 A model is a short declaration::
 
@@ -76,6 +78,22 @@ class Dirichlet:
 PRIORS = (HDP, H2DP, DP, Dirichlet)
 
 
+# -- a hierarchical prior on an observed CPT: random effects (seed 002 §6) -----------------------------
+@dataclass(frozen=True)
+class RandomEffects:
+    """phi_{x|l,j} ~ Dir(beta psi_{.|l}), psi_{.|l} ~ base = Dir(eta), for a Categorical observed node (seed 002
+    §6, "HDP with random effects", Kim & Smyth 2006): the emission row of parent state l is specific to the
+    node's data indices j (``Observed(index=...)``) and varies around a shared row psi_{.|l}.
+
+    The collapsed predictive (eq. 2) of x given row (l, j) is (beta psi_{x|l} + N_{x|l,j}) / (beta + N_{l,j});
+    psi is instantiated and drawn like tau, by Antoniak tables S_{x|l,j} ~ A[N_{x|l,j}, beta psi_{x|l}] and
+    psi_{.|l} ~ Dir(eta + S_{x|l,.}) (§4).
+    """
+
+    beta: float
+    base: ConjugatePrior
+
+
 # -- nodes -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Latent:
@@ -103,7 +121,8 @@ class Latent:
 @dataclass(frozen=True)
 class Observed:
     """An observed node x^a: ``likelihood`` (an expfam likelihood class) given its latent parents' joint state,
-    with the conjugate ``prior`` (an expfam prior instance) on every CPT row phi_{x | parents, index}.
+    with the conjugate ``prior`` (an expfam prior instance) on every CPT row phi_{x | parents, index}, or
+    :class:`RandomEffects` (Categorical only): phi_{x|l,j} ~ Dir(beta psi_{.|l}) around a shared psi_{.|l}.
 
     ``fixed`` holds the likelihood's fixed parameters (``n_categories`` of a Categorical, ``n`` of a Binomial).
     """
@@ -269,6 +288,9 @@ def _check_tie(n: Latent, kinds: dict) -> None:
 
 def _check_observed(n: Observed) -> None:
     lik = n.likelihood
+    if isinstance(n.prior, RandomEffects):
+        _check_random_effects(n)
+        return
     if not (isinstance(lik, type) and issubclass(lik, ExponentialFamily)):
         raise InvalidParameterError(
             f"observed node {n.name!r} needs an expfam likelihood class (e.g. harmonium.expfam.Categorical); "
@@ -286,6 +308,29 @@ def _check_observed(n: Observed) -> None:
         raise InvalidParameterError(
             f"observed node {n.name!r}: the prior is shared by every CPT row and must be a single distribution "
             f"(batch shape ()); got batch shape {n.prior.batch_shape}.")
+
+
+def _check_random_effects(n: Observed) -> None:
+    from harmonium.expfam import Categorical
+    from harmonium.expfam import Dirichlet as DirichletDist
+
+    pr = n.prior
+    if n.likelihood is not Categorical:
+        raise InvalidParameterError(
+            f"observed node {n.name!r}: RandomEffects needs a Categorical likelihood (its psi and phi are rows of "
+            f"word probabilities); got {getattr(n.likelihood, '__name__', n.likelihood)!r}.")
+    if not (isinstance(pr.beta, (int, float)) and np.isfinite(pr.beta) and pr.beta > 0):
+        raise InvalidParameterError(
+            f"observed node {n.name!r}: the 'beta' of RandomEffects must be a positive float. Got {pr.beta!r}.")
+    k = n.fixed.get("n_categories")
+    if not isinstance(pr.base, DirichletDist) or np.shape(pr.base.alpha) != (k,):
+        raise InvalidParameterError(
+            f"observed node {n.name!r}: the 'base' of RandomEffects must be one harmonium.expfam.Dirichlet over the "
+            f"{k} categories (fixed={{'n_categories': {k}}}), e.g. Dirichlet(np.full({k}, 0.01)); got {pr.base!r}.")
+    if not n.index:
+        raise InvalidParameterError(
+            f"observed node {n.name!r}: RandomEffects makes the emission row specific to data indices; declare "
+            "them with index=(...) (e.g. index=('doc',)). Without an index use a plain Dirichlet prior.")
 
 
 # -- the collapsed predictive F (seed 002 eq. 2) ---------------------------------------------------

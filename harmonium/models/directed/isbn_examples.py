@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from harmonium.expfam import Bernoulli, Beta, Categorical, Dirichlet, Gaussian, NormalGamma
-from harmonium.models.directed.isbn import DP, HDP, Latent, Network, Observed
+from harmonium.models.directed.isbn import DP, HDP, Latent, Network, Observed, RandomEffects
 from harmonium.models.directed.isbn import Dirichlet as FiniteDirichlet
 
 
@@ -24,6 +24,16 @@ def hdp(n_words: int, alpha: float = 1.0, gamma: float = 1.0, beta: float = 0.1)
     """HDP topic model (Fig. 1b): z_ji ~ pi_{z|j}, pi_{.|j} ~ DP(alpha, tau), w_ji ~ phi_{w|z}."""
     return Network([Latent("z", HDP(alpha, gamma), index=("doc",)), _words(n_words, beta, ("z",))],
                    indices=("doc",))
+
+
+def hdp_random_effects(n_words: int, alpha: float = 1.0, gamma: float = 1.0, beta: float = 50.0,
+                       eta: float = 0.01) -> Network:
+    """HDP with random effects (§6; Kim & Smyth 2006): as :func:`hdp`, but every document j has its own version
+    of each topic, phi_{w|z,j} ~ Dir(beta psi_{.|z}), around the shared topic psi_{.|z} ~ Dir(eta): the prior
+    psi -> phi of the seed. Large ``beta``: document versions close to the shared topic."""
+    return Network([Latent("z", HDP(alpha, gamma), index=("doc",)),
+                    Observed("w", Categorical, RandomEffects(beta, Dirichlet(np.full(n_words, eta))), parents=("z",),
+                             index=("doc",), fixed={"n_categories": n_words})], indices=("doc",))
 
 
 def dp_mixture(likelihood=Gaussian, prior=None, alpha: float = 1.0, fixed: dict | None = None) -> Network:
@@ -119,6 +129,7 @@ def multimedia(n_words: int, feature_prior=None, n_classes: int = 5, alpha: floa
                     Observed("y", Gaussian, feature_prior, parents=("feature_topic",))], indices=("doc",))
 
 
-EXAMPLES = {"hdp": hdp, "dp_mixture": dp_mixture, "infinite_pam": infinite_pam, "pom": pom, "bihdp": bihdp,
+EXAMPLES = {"hdp": hdp, "hdp_random_effects": hdp_random_effects,
+            "dp_mixture": dp_mixture, "infinite_pam": infinite_pam, "pom": pom, "bihdp": bihdp,
             "mmsb": mmsb, "nested_dp": nested_dp, "urp": urp,
             "multimedia": multimedia}
