@@ -1,0 +1,429 @@
+"""Compiled collapsed Gibbs sweeps for branch-shaped ISBNs: one or two latent chains joined at one observation.
+
+Seed 002 §4 (eqs. 1-2) for the networks whose factor graph is a path: latent chain A (a_0 -> ... -> a_{m-1})
+and optionally chain B (b_0 -> ... -> b_{n-1}), the leaves being the parents of the one observed node x
+(HDP, DP mixture, infinite PAM, POM, nested DP; BiHDP and "every branch becomes a PAM"). Nodes are numbered
+0..m-1 along A (root first) and m..m+n-1 along B (root first); node b's parent is b - 1 except for the two roots.
+
+Per item i (``sweep``): remove i from all counts; retire the states it leaves empty (an HDP state's weight
+returns to tau_u); fill the forward-filtering tables of eq. 1 (``_build``): the forward messages of chain B
+mu_b(k) (root to leaf), the observation factor F(x_i | a, b) of eq. 2 against mu of B's leaf, then the upward
+messages beta of chain A (leaf to root); draw a_0, a_1 | a_0, ..., the B leaf | A leaf, b_{j} | b_{j+1}
+(backward sampling, seed 002 §4); create the NEW states drawn (HDP: tau_new = beta tau_u, beta ~ Beta(1, gamma));
+add i back.
+
+The prior term of node b in state k given its parent's state l and its index row r is
+(extra[b, k] + N_{k|l,r}) / (alpha_b + N_{l,r}) for an existing state and newmass[b] / (alpha_b + N_{l,r}) for a
+new one, with extra = alpha tau_k (HDP), 0 (DP), alpha / K (finite Dirichlet) and newmass = alpha tau_u (HDP),
+alpha (DP); a NEW parent state has an empty row (N = 0), which gives the empty-row prior of the Python engine.
+F is the Dirichlet-multinomial (Beta-binomial) predictive of eq. 2 without its constant multinomial coefficient.
+
+State layout (all mutated in place; slots instead of labels): ``Cs[b]`` (n_rows_b, parent capacity or 1,
+capacity_b) int32 counts N_{k|l,r}, ``Ts[b]`` (n_rows_b, parent capacity or 1) int32 row totals N_{l,r};
+``act[b, :K[b]]`` the alive slots and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
+``used[b, s]`` items in slot s; ``obs[a, b, c]`` the observed counts per category over (A leaf, B leaf or 0).
+Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn_compiled``) validates and grows capacity.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from harmonium._kernels.hdp import antoniak
+
+
+@njit(cache=True, nogil=True)
+def _prior_row(Cb, Tb, r, pslot, b, act, K, inf, extra, newmass, alpha, out):
+    """out[pos] = prior term of node b at domain position pos (pos == K[b]: NEW) given parent slot ``pslot``
+    (-1: a NEW parent, an empty row) and index row r (eq. 1); returns the domain size."""
+    Kb = K[b]
+    if pslot >= 0:
+        inv = 1.0 / (alpha[b] + Tb[r, pslot])
+        for kk in range(Kb):
+            s = act[b, kk]
+            out[kk] = (extra[b, s] + Cb[r, pslot, s]) * inv
+    else:
+        inv = 1.0 / alpha[b]
+        for kk in range(Kb):
+            out[kk] = extra[b, act[b, kk]] * inv
+    if inf[b]:
+        out[Kb] = newmass[b] * inv
+        return Kb + 1
+    return Kb
+
+
+@njit(cache=True, nogil=True)
+def _pred(obs, obs_tot, aslot, bslot, x, okind, n_trials, pa, pa_sum):
+    """F(x | x_-i, parents) of eq. 2 (Dirichlet-categorical or Beta-binomial; -1 slot = NEW: the prior predictive)."""
+    if okind == 0:
+        if aslot < 0 or bslot < 0:
+            return pa[x] / pa_sum
+        return (pa[x] + obs[aslot, bslot, x]) / (pa_sum + obs_tot[aslot, bslot])
+    s1 = 0.0
+    s0 = 0.0
+    st = 0.0
+    if aslot >= 0 and bslot >= 0:
+        s1 = obs[aslot, bslot, 1]
+        s0 = obs[aslot, bslot, 0]
+        st = obs_tot[aslot, bslot]
+    v = 1.0
+    for t in range(x):
+        v *= pa[1] + s1 + t
+    for t in range(n_trials - x):
+        v *= pa[0] + s0 + t
+    for t in range(n_trials):
+        v /= pa_sum + st + t
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _normalise(v, n):
+    s = 0.0
+    for j in range(n):
+        s += v[j]
+    if s > 0.0:
+        for j in range(n):
+            v[j] /= s
+
+
+@njit(cache=True, nogil=True)
+def _draw(rng, row, n):
+    s = 0.0
+    for j in range(n):
+        s += row[j]
+    u = rng.random() * s
+    c = 0.0
+    for j in range(n):
+        c += row[j]
+        if u < c:
+            return j
+    for j in range(n - 1, -1, -1):  # u == s by rounding: the last position with mass
+        if row[j] > 0.0:
+            return j
+    return n - 1
+
+
+@njit(cache=True, nogil=True)
+def _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, xv, okind, n_trials,
+           pa, pa_sum, P, msg, tmp):
+    """Fill the backward-sampling tables of item i (already removed): P[b, context position, position].
+
+    Context: the parent's position along A (the root: 0), the A leaf's position for the B leaf, the position
+    of b_{j+1} for b_j. Rows are unnormalised.
+    """
+    L = z.shape[0]
+    x = xv[i]
+    aleaf = nA - 1
+    DA = K[aleaf] + inf[aleaf]
+    if L > nA:
+        b0 = nA
+        D0 = _prior_row(Cs[b0], Ts[b0], rowidx[b0, i], 0, b0, act, K, inf, extra, newmass, alpha, msg[b0])
+        _normalise(msg[b0], D0)
+        for b in range(nA + 1, L):
+            p = b - 1
+            Dp = K[p] + inf[p]
+            Db = K[b] + inf[b]
+            Cb = Cs[b]
+            Tb = Ts[b]
+            r = rowidx[b, i]
+            for kk in range(Db):
+                msg[b, kk] = 0.0
+            for pp in range(Dp):
+                pslot = act[p, pp] if pp < K[p] else -1
+                _prior_row(Cb, Tb, r, pslot, b, act, K, inf, extra, newmass, alpha, tmp)
+                mp = msg[p, pp]
+                for kk in range(Db):
+                    v = mp * tmp[kk]
+                    P[p, kk, pp] = v
+                    msg[b, kk] += v
+            _normalise(msg[b], Db)
+        bl = L - 1
+        DB = K[bl] + inf[bl]
+        for aa in range(DA):
+            aslot = act[aleaf, aa] if aa < K[aleaf] else -1
+            s = 0.0
+            for kb in range(DB):
+                bslot = act[bl, kb] if kb < K[bl] else -1
+                v = _pred(obs, obs_tot, aslot, bslot, x, okind, n_trials, pa, pa_sum) * msg[bl, kb]
+                P[bl, aa, kb] = v
+                s += v
+            msg[aleaf, aa] = s
+    else:
+        for aa in range(DA):
+            aslot = act[aleaf, aa] if aa < K[aleaf] else -1
+            msg[aleaf, aa] = _pred(obs, obs_tot, aslot, 0, x, okind, n_trials, pa, pa_sum)
+    _normalise(msg[aleaf], DA)
+    for b in range(nA - 1, 0, -1):
+        p = b - 1
+        Dp = K[p] + inf[p]
+        Db = K[b] + inf[b]
+        Cb = Cs[b]
+        Tb = Ts[b]
+        r = rowidx[b, i]
+        for pp in range(Dp):
+            pslot = act[p, pp] if pp < K[p] else -1
+            _prior_row(Cb, Tb, r, pslot, b, act, K, inf, extra, newmass, alpha, tmp)
+            s = 0.0
+            for kk in range(Db):
+                v = tmp[kk] * msg[b, kk]
+                P[b, pp, kk] = v
+                s += v
+            msg[p, pp] = s
+        _normalise(msg[p], Dp)
+    D0 = _prior_row(Cs[0], Ts[0], rowidx[0, i], 0, 0, act, K, inf, extra, newmass, alpha, tmp)
+    for kk in range(D0):
+        P[0, 0, kk] = tmp[kk] * msg[0, kk]
+
+
+@njit(cache=True, nogil=True)
+def _sample(rng, nA, K, inf, P, pos):
+    """Backward sampling from the tables of ``_build``: positions into pos (K[b] = NEW)."""
+    L = K.shape[0]
+    pos[0] = _draw(rng, P[0, 0], K[0] + inf[0])
+    for b in range(1, nA):
+        pos[b] = _draw(rng, P[b, pos[b - 1]], K[b] + inf[b])
+    if L > nA:
+        pos[L - 1] = _draw(rng, P[L - 1, pos[nA - 1]], K[L - 1] + inf[L - 1])
+        for b in range(L - 2, nA - 1, -1):
+            pos[b] = _draw(rng, P[b, pos[b + 1]], K[b] + inf[b])
+
+
+@njit(cache=True, nogil=True)
+def _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, track_used, obs, obs_tot, xv, okind, n_trials, upd_obs):
+    """Add (sign 1) or remove (-1) item i to/from the counts of the nodes with upd[b] (and the observed node)."""
+    L = z.shape[0]
+    for b in range(L):
+        if not upd[b]:
+            continue
+        s = z[b, i]
+        ps = 0 if (b == 0 or b == nA) else z[b - 1, i]
+        r = rowidx[b, i]
+        Cb = Cs[b]
+        Tb = Ts[b]
+        Cb[r, ps, s] += sign
+        Tb[r, ps] += sign
+        if track_used:
+            used[b, s] += sign
+    if upd_obs:
+        a = z[nA - 1, i]
+        bb = z[L - 1, i] if L > nA else 0
+        x = xv[i]
+        if okind == 0:
+            obs[a, bb, x] += sign
+            obs_tot[a, bb] += sign
+        else:
+            obs[a, bb, 1] += sign * x
+            obs[a, bb, 0] += sign * (n_trials - x)
+            obs_tot[a, bb] += sign * n_trials
+
+
+@njit(cache=True, nogil=True)
+def _swap(b, p1, p2, act, posof):
+    s1 = act[b, p1]
+    s2 = act[b, p2]
+    act[b, p1] = s2
+    act[b, p2] = s1
+    posof[b, s2] = p1
+    posof[b, s1] = p2
+
+
+@njit(cache=True, nogil=True)
+def _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u):
+    """Retire the states item i left empty (HDP: their weight returns to tau_u); record what revive needs."""
+    L = z.shape[0]
+    for b in range(L):
+        rec_pos[b] = -1
+        s = z[b, i]
+        if inf[b] and used[b, s] == 0:
+            p = posof[b, s]
+            rec_pos[b] = p
+            _swap(b, p, K[b] - 1, act, posof)
+            K[b] -= 1
+            if kind[b] == 0:
+                rec_tau[b] = tau[b, s]
+                rec_tau_u[b] = tau_u[b]
+                tau_u[b] += tau[b, s]
+                tau[b, s] = 0.0
+                extra[b, s] = 0.0
+                newmass[b] = alpha[b] * tau_u[b]
+
+
+@njit(cache=True, nogil=True)
+def _revive(z, i, act, posof, K, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u):
+    """Undo ``_retire`` exactly (slot order and weights)."""
+    L = z.shape[0]
+    for b in range(L - 1, -1, -1):
+        if rec_pos[b] < 0:
+            continue
+        s = z[b, i]
+        K[b] += 1
+        _swap(b, rec_pos[b], K[b] - 1, act, posof)
+        if kind[b] == 0:
+            tau[b, s] = rec_tau[b]
+            tau_u[b] = rec_tau_u[b]
+            extra[b, s] = alpha[b] * tau[b, s]
+            newmass[b] = alpha[b] * tau_u[b]
+
+
+@njit(cache=True, nogil=True)
+def add_all(sign, nA, Cs, Ts, rowidx, z, used, upd, obs, obs_tot, xv, okind, n_trials):
+    """Count every item (initialisation); mutates the count arrays."""
+    for i in range(z.shape[1]):
+        _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, xv, okind, n_trials, True)
+
+
+@njit(cache=True, nogil=True)
+def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau, tau_u, extra,
+          newmass, label, next_label, obs, obs_tot, xv, okind, n_trials, pa, pa_sum, mode, upd, upd_obs,
+          skip_remove, P, msg, tmp, pos, rec_pos, rec_tau, rec_tau_u):
+    """Items start.. in order (seed 002 §4); returns N when done, or the item at which a node ran out of free slots
+    (mode 0, before touching it: the caller grows the capacity and calls again from there).
+
+    mode 0: training (retire and create states, track ``used``). mode 1: fold-in (no state is created or
+    retired; only nodes with ``upd`` and, with ``upd_obs``, the observed counts are updated). ``skip_remove``:
+    the items are not in the counts yet (a first, sequential pass).
+    """
+    L = z.shape[0]
+    N = z.shape[1]
+    train = mode == 0
+    for i in range(start, N):
+        if train:
+            for b in range(L):
+                if inf[b] and K[b] >= Cs[b].shape[2]:
+                    return i
+        if not skip_remove:
+            _move(i, -1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, xv, okind, n_trials, upd_obs)
+            if train:
+                _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau,
+                        rec_tau_u)
+        _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, xv, okind, n_trials,
+               pa, pa_sum, P, msg, tmp)
+        _sample(rng, nA, K, inf, P, pos)
+        for b in range(L):
+            p = pos[b]
+            if p < K[b]:
+                z[b, i] = act[b, p]
+            else:
+                s = act[b, K[b]]
+                K[b] += 1
+                label[b, s] = next_label[b]
+                next_label[b] += 1
+                if kind[b] == 0:
+                    frac = rng.beta(1.0, gamma[b])
+                    tau[b, s] = frac * tau_u[b]
+                    tau_u[b] *= 1.0 - frac
+                    extra[b, s] = alpha[b] * tau[b, s]
+                    newmass[b] = alpha[b] * tau_u[b]
+                z[b, i] = s
+        _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, xv, okind, n_trials, upd_obs)
+    return N
+
+
+@njit(cache=True, nogil=True)
+def conditional_tables(i, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, tau, tau_u, extra, newmass,
+                       obs, obs_tot, xv, okind, n_trials, pa, pa_sum, upd, P, msg, tmp, rec_pos, rec_tau, rec_tau_u,
+                       dom, D):
+    """The tables ``sweep`` samples item i from, into P (rows normalised), the domains' slots into dom (-1: NEW)
+    and their sizes into D; the state is left exactly as it was."""
+    L = z.shape[0]
+    _move(i, -1, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, xv, okind, n_trials, True)
+    _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u)
+    _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, xv, okind, n_trials,
+           pa, pa_sum, P, msg, tmp)
+    for b in range(L):
+        D[b] = K[b] + inf[b]
+        for kk in range(K[b]):
+            dom[b, kk] = act[b, kk]
+        if inf[b]:
+            dom[b, K[b]] = -1
+    for b in range(L):
+        if b == 0:
+            nctx = 1
+        elif b == L - 1 and L > nA:
+            nctx = D[nA - 1]
+        elif b < nA:
+            nctx = D[b - 1]
+        else:
+            nctx = D[b + 1]
+        for c in range(nctx):
+            _normalise(P[b, c], D[b])
+    _revive(z, i, act, posof, K, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u)
+    _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, xv, okind, n_trials, True)
+
+
+@njit(cache=True, nogil=True)
+def table_counts(rng, Cb, Tb, b, pnode, act, K, tables, kind_b, alpha_tau, S, lengths):
+    """Per CPT row of node b (index rows x alive parent slots): with ``tables`` Antoniak counts
+    S_{k|l} ~ A[N_{k|l}, alpha tau_k] summed into S[slot] (HDP, seed 002 §4), else the number of states in the
+    row (a DP row's CRP tables); row totals N_l > 0 go to ``lengths``. Returns (sum of S, number of rows)."""
+    n_rows = Cb.shape[0]
+    npar = 1 if pnode < 0 else K[pnode]
+    Kb = K[b]
+    m = 0
+    nl = 0
+    for kk in range(Kb):
+        S[act[b, kk]] = 0
+    for r in range(n_rows):
+        for pp in range(npar):
+            ps = 0 if pnode < 0 else act[pnode, pp]
+            tot = Tb[r, ps]
+            if tot <= 0:
+                continue
+            lengths[nl] = tot
+            nl += 1
+            for kk in range(Kb):
+                s = act[b, kk]
+                c = Cb[r, ps, s]
+                if c > 0:
+                    t = antoniak(rng, c, alpha_tau[s]) if tables else 1
+                    S[s] += t
+                    m += t
+    return m, nl
+
+
+@njit(cache=True, nogil=True)
+def log_joint(nA, Cs, Ts, act, K, inf, kind, alpha, extra, newmass, obs, obs_tot, okind, n_trials, pa, pa_sum):
+    """log p(x, z | tau) collapsed (eqs. 1-2 multiplied over items), up to the multinomial coefficients of a
+    Binomial x: prod over CPT rows of the rising-factorial ratios of the prior terms, times the
+    Dirichlet-multinomial marginal of every observed row."""
+    L = K.shape[0]
+    lp = 0.0
+    for b in range(L):
+        pnode = -1 if (b == 0 or b == nA) else b - 1
+        Cb = Cs[b]
+        Tb = Ts[b]
+        npar = 1 if pnode < 0 else K[pnode]
+        for r in range(Cb.shape[0]):
+            for pp in range(npar):
+                ps = 0 if pnode < 0 else act[pnode, pp]
+                tot = Tb[r, ps]
+                if tot <= 0:
+                    continue
+                lp -= _lrise(alpha[b], tot)
+                for kk in range(K[b]):
+                    s = act[b, kk]
+                    c = Cb[r, ps, s]
+                    if c <= 0:
+                        continue
+                    if kind[b] == 1:  # DP: alpha for the first item of a state, then 1, 2, ...
+                        lp += math.log(alpha[b]) + math.lgamma(c)
+                    else:
+                        lp += _lrise(extra[b, s], c)
+    A = obs.shape[0]
+    B = obs.shape[1]
+    for a in range(A):
+        for bb in range(B):
+            if obs_tot[a, bb] <= 0:
+                continue
+            lp -= _lrise(pa_sum, obs_tot[a, bb])
+            for c in range(obs.shape[2]):
+                lp += _lrise(pa[c], obs[a, bb, c])
+    return lp
+
+
+@njit(cache=True, nogil=True)
+def _lrise(a, n):
+    """log of the rising factorial a (a + 1) ... (a + n - 1)."""
+    return math.lgamma(a + n) - math.lgamma(a)
