@@ -26,6 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
+from harmonium._kernels.categorical import draw_unnormalised
+
 
 @njit(cache=True, nogil=True)
 def antoniak(rng, n, a):
@@ -92,16 +94,17 @@ def da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta):
 
 
 @njit(cache=True, nogil=True)
-def _draw(rng, p, n):
-    total = 0.0
-    for k in range(n):
-        total += p[k]
-        p[k] = total
-    u = rng.random() * total
-    for k in range(n - 1):
-        if u < p[k]:
-            return k
-    return n - 1
+def _doc_of(doc_ptr, i):
+    """The document d with doc_ptr[d] <= i < doc_ptr[d + 1] (binary search)."""
+    lo = 0
+    hi = doc_ptr.shape[0] - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if doc_ptr[mid] <= i:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True, nogil=True)
@@ -117,20 +120,10 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
     cap = n_k.shape[0]
     V = n_wk.shape[0]
     v_beta = V * beta
-    n_docs = doc_ptr.shape[0] - 1
     N = words.shape[0]
     n_changed = 0
     n_new = 0
-    # the document holding token i_start
-    lo = 0
-    hi = n_docs
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if doc_ptr[mid] <= i_start:
-            lo = mid
-        else:
-            hi = mid
-    d = lo
+    d = _doc_of(doc_ptr, i_start)
     for i in range(i_start, N):
         while i >= doc_ptr[d + 1]:
             d += 1
@@ -145,7 +138,7 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
             tau[K] += tau[old]
             tau[old] = 0.0
         da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta)
-        new = _draw(rng, p, K + 1)
+        new = draw_unnormalised(rng, p, K + 1)
         if new == K:
             b = rng.beta(1.0, gamma)
             tau[K + 1] = (1.0 - b) * tau[K]
@@ -327,19 +320,10 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
     V = n_wk.shape[0]
     v_beta = V * beta
     inv_v = 1.0 / V
-    n_docs = doc_ptr.shape[0] - 1
     N = words.shape[0]
     n_changed = 0
     n_new = 0
-    lo = 0
-    hi = n_docs
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if doc_ptr[mid] <= i_start:
-            lo = mid
-        else:
-            hi = mid
-    d0 = lo
+    d0 = _doc_of(doc_ptr, i_start)
     resume = carry_i[1] == 1
     carry_i[1] = 0
     s = 0.0
@@ -358,7 +342,7 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
             qcoef[k] = (at + n_dk[d0, k]) * c[k]
         else:
             qcoef[k] = at * c[k]
-    for d in range(d0, n_docs):
+    for d in range(d0, doc_ptr.shape[0] - 1):
         if not (resume and d == d0):
             # s from scratch at every document: no rounding drift
             s = _s_total(tau, K, alpha, beta, c)

@@ -207,7 +207,7 @@ def broken_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, g
             tau[old] = 0.0
         khdp.da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta)
         p[K] *= V
-        new = khdp._draw(rng, p, K + 1)
+        new = khdp.draw_unnormalised(rng, p, K + 1)
         if new == K:
             b = rng.beta(1.0, gamma)
             tau[K + 1] = (1.0 - b) * tau[K]
