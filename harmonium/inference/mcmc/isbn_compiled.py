@@ -117,6 +117,14 @@ def _int_array(v, what: str, n: int | None = None) -> np.ndarray:
     return a
 
 
+def _pad(arrays: list) -> tuple:
+    """The per-node tables as a tuple padded to a multiple of 4 nodes (the kernels read only the first L), so that
+    numba compiles one specialisation for every network of up to 4 latent nodes."""
+    n = -(-len(arrays) // 4) * 4
+    dummy = np.zeros((1,) * arrays[0].ndim, dtype=arrays[0].dtype)
+    return tuple(arrays) + (dummy,) * (n - len(arrays))
+
+
 def _round_cap(c: int) -> int:
     return int(-(-c // 8) * 8)
 
@@ -226,7 +234,7 @@ class CompiledISBNSampler:
                 self.tau_[j, :K] = t[:K]
                 self.tau_u[j] = t[K]
         self._refresh_weights()
-        kc.add_all(1, self.nA, tuple(self.C), tuple(self.T), self.rowidx, self.z, self.used,
+        kc.add_all(1, self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used,
                    np.ones(L, dtype=np.bool_), self.obs, self.obs_tot, self.xv, self.okind, self.n_trials)
 
     # -- setup -----------------------------------------------------------------------------------
@@ -366,7 +374,7 @@ class CompiledISBNSampler:
         return self._w
 
     def _sweep_args(self):
-        return (self.nA, tuple(self.C), tuple(self.T), self.rowidx, self.z, self.used, self.act, self.posof, self.K,
+        return (self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used, self.act, self.posof, self.K,
                 self.inf, self.kind, self.alpha_, self.gamma_, self.tau_, self.tau_u, self.extra, self.newmass,
                 self.label, self.next_label, self.obs, self.obs_tot, self.xv, self.okind, self.n_trials, self.pa,
                 self.pa_sum)
@@ -474,7 +482,7 @@ class CompiledISBNSampler:
 
     def log_joint(self) -> float:
         """log p(x, z | tau) collapsed (eqs. 1-2), without the multinomial coefficients of Binomial x."""
-        return float(kc.log_joint(self.nA, tuple(self.C), tuple(self.T), self.act, self.K, self.inf, self.kind,
+        return float(kc.log_joint(self.nA, _pad(self.C), _pad(self.T), self.act, self.K, self.inf, self.kind,
                                   self.alpha_, self.extra, self.newmass, self.obs, self.obs_tot, self.okind,
                                   self.n_trials, self.pa, self.pa_sum))
 
@@ -488,7 +496,7 @@ class CompiledISBNSampler:
         P, msg, tmp, pos, rp, rt, rtu = self._work()
         dom = np.full((self.L, self.used.shape[1] + 1), -2, dtype=np.int64)
         D = np.zeros(self.L, dtype=np.int64)
-        kc.conditional_tables(int(i), self.nA, tuple(self.C), tuple(self.T), self.rowidx, self.z, self.used, self.act,
+        kc.conditional_tables(int(i), self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used, self.act,
                               self.posof, self.K, self.inf, self.kind, self.alpha_, self.tau_, self.tau_u, self.extra,
                               self.newmass, self.obs, self.obs_tot, self.xv, self.okind, self.n_trials, self.pa,
                               self.pa_sum, np.ones(self.L, dtype=np.bool_), P, msg, tmp, rp, rt, rtu, dom, D)
@@ -568,7 +576,7 @@ class CompiledISBNSampler:
                   self.next_label.copy(), self.obs.copy(), self.obs_tot.copy())
         out = {b: np.empty((n_sweeps, M), dtype=np.int64) for b in self.names}
         for t in range(n_sweeps):
-            kc.sweep(rng, 0, self.nA, tuple(C), tuple(T), rowidx, z, used, act, posof, K, inf, self.kind, *frozen,
+            kc.sweep(rng, 0, self.nA, _pad(C), _pad(T), rowidx, z, used, act, posof, K, inf, self.kind, *frozen,
                      xv, self.okind, self.n_trials, self.pa, self.pa_sum, 1, upd, False, t == 0, P, msg, tmp, pos, rp,
                      rt, rtu)
             for j, b in enumerate(self.names):
