@@ -105,7 +105,8 @@ class PythonPAMView:
 
         p(s_i, k_i | rest) ∝ (a1 tau1_s + n_{s|j}) (a2 tau2_k + n_{k|s,j}) / (a2 + n_{s|j}) phi_{w_i|k}
 
-    with new states lumped into one unused state per node (label -1)."""
+    with new states lumped into one unused state per node (label -1); the first sweep adds the items one by one
+    (each sees only the items before it), as ``CompiledISBNSampler.fold_in`` does."""
 
     def __init__(self, sampler, beta: float, super_node: str = "super", sub_node: str = "sub", word_node: str = "w"):
         self.s, self.beta = sampler, float(beta)
@@ -159,7 +160,7 @@ class PythonPAMView:
         k = np.full(doc.shape[0], -1)
         out1 = np.empty((n_sweeps, doc.shape[0]), dtype=np.int64)
         out2 = np.empty_like(out1)
-        for sweep in range(n_sweeps + 1):  # sweep 0: sequential initialisation, not returned
+        for sweep in range(n_sweeps):  # sweep 0: sequential initialisation (as CompiledISBNSampler.fold_in)
             for i in range(doc.shape[0]):
                 d = j[i]
                 if s[i] >= 0:
@@ -171,6 +172,5 @@ class PythonPAMView:
                 s[i], k[i] = divmod(min(c, p.shape[0] - 1), K2)
                 n1[d, s[i]] += 1
                 n2[d, s[i], k[i]] += 1
-            if sweep:
-                out1[sweep - 1], out2[sweep - 1] = al1[s], al2[k]
+            out1[sweep], out2[sweep] = al1[s], al2[k]
         return {self.b1: out1, self.b2: out2}

@@ -128,7 +128,6 @@ class PAMRunner:
         cfg = self.cfg
         V = data.corpus.n_words
         ts = data.train.tokens()
-        self.n_train_docs = int(data.train.n_docs)
         doc = _token_docs(ts)
         words = np.asarray(ts.words, dtype=np.int64)
         self.rng = np.random.default_rng(cfg["seed"])
@@ -163,10 +162,13 @@ class PAMRunner:
 
         ts = data.observed.tokens()
         doc = _token_docs(ts)
-        # the test documents are new values of the doc index, numbered after the training documents
-        draws = self.s.fold_in({"doc": doc + self.n_train_docs}, {"w": np.asarray(ts.words, dtype=np.int64)},
-                               n_sweeps=FOLD_SWEEPS, rng=np.random.default_rng(0))
-        theta = E.theta_from_fold_in(draws, doc, int(data.observed.n_docs), self.s, keep_from=FOLD_SWEEPS // 2)
+        # the test documents are new values of the doc index, numbered from 0 in their own space; sweep 0 of
+        # fold_in is the sequential initialisation, then FOLD_SWEEPS Gibbs scans of which the second half is
+        # averaged (as infer_fixed_topics does for LDA and HDP)
+        draws = self.s.fold_in({"doc": doc}, {"w": np.asarray(ts.words, dtype=np.int64)},
+                               n_sweeps=FOLD_SWEEPS + 1, rng=np.random.default_rng(0))
+        theta = E.theta_from_fold_in(draws, doc, int(data.observed.n_docs), self.s,
+                                     keep_from=1 + FOLD_SWEEPS // 2)
         phi = E.topic_word_with_new(self.s.observed_counts(), BETA)
         return float(completion_perplexity(theta, phi, data.held).perplexity)
 

@@ -134,3 +134,71 @@ def test_python_view_fold_in_runs_on_a_tiny_pam():
     theta = theta_from_fold_in(draws, np.array([0, 0, 0, 1]), 2, view, keep_from=2)
     assert theta.shape == (2, len(view.states("sub")) + 1)
     np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+
+
+def _compiled_pam(seed: int):
+    from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler
+    from harmonium.models.directed.isbn_examples import infinite_pam
+
+    rng = np.random.default_rng(seed)
+    doc = np.repeat(np.arange(6), 6)
+    w = np.concatenate([rng.integers(0, 3, 18), rng.integers(3, 6, 18)])
+    init = {"super": rng.integers(0, 2, doc.size), "sub": rng.integers(0, 3, doc.size)}
+    eng = CompiledISBNSampler(infinite_pam(6, beta=0.5), {"doc": doc}, {"w": w}, init=init)
+    for _ in range(5):
+        eng.step(rng)
+    return eng, rng
+
+
+@pytest.mark.parametrize("row_norm, ok", [("own", True), ("document", False)])
+def test_compiled_fold_in_two_token_pam_documents_follow_the_chain_the_estimator_assumes(row_norm, ok):
+    """First (sequential) fold-in pass of two-token documents in the compiled engine: s1, k1 ~ tau1_s tau2_k F1_k;
+    s2, k2 | s1, k1 ~ (a1 tau1_s + [s = s1]) (a2 tau2_k + [s = s1][k = k1]) / (a2 + [s = s1]) F2_k: the rows
+    E[pi_{k|s,j}] that rao_blackwell_theta uses. The control normalises every sub row by a2 + n_j (= a2 + 1)."""
+    from scipy import stats
+
+    eng, rng = _compiled_pam(5)
+    x1, x2 = 1, 4
+    t1, t2, a1, a2 = eng.tau("super"), eng.tau("sub"), eng.alpha("super"), eng.alpha("sub")
+    phi = topic_word_with_new(eng.observed_counts(), 0.5)  # F of a frozen row (beta = 0.5) and of NEW (1/V)
+    K1, K2 = t1.size, t2.size
+    p1 = (t1[:, None] * (t2 * phi[:, x1])[None, :]).ravel()
+    p1 /= p1.sum()
+    p2 = np.empty((K1 * K2, K1 * K2))
+    for c in range(K1 * K2):
+        s1, k1 = divmod(c, K2)
+        same = (np.arange(K1) == s1)[:, None]
+        norm = (a2 + same) if row_norm == "own" else np.full((K1, 1), a2 + 1.0)
+        q = (a1 * t1 + same[:, 0])[:, None] * (a2 * t2[None, :] + same * (np.arange(K2) == k1)[None, :]) / norm
+        q = (q * phi[:, x2][None, :]).ravel()
+        p2[c] = q / q.sum()
+    target = (p1[:, None] * p2).ravel()
+    n_docs = 6000
+    out = eng.fold_in({"doc": np.repeat(np.arange(n_docs), 2)}, {"w": np.tile([x1, x2], n_docs)}, n_sweeps=1,
+                      rng=rng)
+    s = label_positions(out["super"][0], eng.states("super")).reshape(n_docs, 2)
+    k = label_positions(out["sub"][0], eng.states("sub")).reshape(n_docs, 2)
+    code = (s[:, 0] * K2 + k[:, 0]) * (K1 * K2) + s[:, 1] * K2 + k[:, 1]
+    counts = np.bincount(code, minlength=target.size).astype(float)
+    exp = target * n_docs
+    small = exp < 5  # cells with expected count < 5 pooled into one
+    obs, ex = np.append(counts[~small], counts[small].sum()), np.append(exp[~small], exp[small].sum())
+    keep = ex > 0
+    pv = stats.chisquare(obs[keep], ex[keep] * obs[keep].sum() / ex[keep].sum()).pvalue
+    assert (pv > 1e-4) == ok, pv
+
+
+def test_compiled_engine_end_to_end_theta_and_perplexity():
+    from harmonium.corpus import Corpus
+    from harmonium.evaluation import completion_perplexity
+
+    eng, rng = _compiled_pam(7)
+    doc = np.array([0, 0, 0, 1, 1])
+    draws = eng.fold_in({"doc": doc}, {"w": np.array([0, 1, 1, 4, 5])}, n_sweeps=5, rng=rng)
+    theta = theta_from_fold_in(draws, doc, 2, eng, keep_from=1)
+    assert theta.shape == (2, eng.n_states()["sub"] + 1)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-12)
+    phi = topic_word_with_new(eng.observed_counts(), 0.5)
+    held = Corpus(np.array([[0, 2, 0, 0, 0, 0], [0, 0, 0, 1, 1, 0]]))
+    res = completion_perplexity(theta, phi, held)
+    assert np.isfinite(res.perplexity) and 1.0 < res.perplexity < 6.0
