@@ -114,16 +114,16 @@ def _loop_network():
                          isbn.Observed("x", Bernoulli, Beta(1.0, 1.0), parents=("z2", "z3"))])
 
 
-def test_networks_with_a_cycle_are_refused_by_ffbs_and_eliminated_by_auto():
+def test_networks_with_a_cycle_are_refused_by_ffbs_and_sampled_on_the_junction_tree_by_auto():
     x = np.array([0, 1, 1, 0])
-    with pytest.raises(InvalidParameterError, match="cycle-free network.*z2, z3.*Use method='eliminate'"):
+    with pytest.raises(InvalidParameterError, match="cycle-free network.*z2, z3.*Use method='junction_tree'"):
         ig.ISBNSampler(_loop_network(), {}, {"x": x}, method="ffbs")
     engine = ig.ISBNSampler(_loop_network(), {}, {"x": x})
-    assert engine.method == "eliminate" and engine.cycle == ["z2", "z3"]
+    assert engine.method == "junction_tree" and engine.cycle == ["z2", "z3"]
     with pytest.raises(InvalidParameterError, match="cycle-free"):
         engine.ffbs_conditional(0)
     engine.step(np.random.default_rng(0))
-    with pytest.raises(InvalidParameterError, match="method must be 'auto', 'ffbs', 'eliminate' or 'enumerate'"):
+    with pytest.raises(InvalidParameterError, match="method must be one of 'auto', 'ffbs', 'junction_tree'"):
         ig.ISBNSampler(_loop_network(), {}, {"x": x}, method="junction")
 
 
@@ -234,4 +234,48 @@ def test_ffbs_sweeps_keep_the_exact_posterior(cls, ok):
             e.sweep(rng)
         out[int(np.ravel_multi_index(tuple(e.lat["top"].z * 2 + e.lat["mid"].z), (4,) * 4))] += 1
     pv = chi2_pvalue(out, post)
+    assert (pv > ALPHA_TEST) == ok, pv
+
+
+# -- FFBS on the junction tree (seed 002 §4): any network ---------------------------------------------------
+def test_junction_tree_of_the_loops():
+    # the loop's cliques join z1, z2, z3 (the cycle is triangulated); the diamond's {z1, z2, z3} and {z2, z3, z4}
+    loop = ig.ISBNSampler(LOOPS[0][1], LOOPS[0][2], LOOPS[0][3], init=LOOPS[0][4])
+    assert loop.junction.cliques == (("z1", "z2", "z3"),)
+    dia = ig.ISBNSampler(LOOPS[1][1], LOOPS[1][2], LOOPS[1][3], init=LOOPS[1][4])
+    assert set(map(frozenset, dia.junction.cliques)) == {frozenset({"z2", "z3", "z4"}), frozenset({"z1", "z2", "z3"})}
+    assert dia.junction.parent.count(-1) == 1
+    chain = ig.ISBNSampler(CASES[0][1], CASES[0][2], CASES[0][3], init=CASES[0][4])
+    assert len(chain.junction.cliques) == 2  # a chain's cliques are its pairwise factors
+
+
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
+@pytest.mark.parametrize("case", LOOPS + CASES, ids=[c[0] for c in LOOPS + CASES])
+def test_junction_tree_equals_enumeration(case, cls, ok):
+    _, net, index, observed, init = case
+    engine = cls(net, index, observed, init=init, method="junction_tree")
+    agree = []
+    for i in range(N):
+        c1, p1 = engine.joint_conditional(i)
+        c2, p2 = engine.junction_conditional(i)
+        assert c1 == c2
+        agree.append(np.allclose(p1, p2, rtol=1e-10, atol=1e-14))
+    assert all(agree) == ok
+
+
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
+def test_junction_tree_draws_follow_the_conditional(cls, ok):
+    _, net, index, observed, init = LOOPS[1]
+    engine = cls(net, index, observed, init=init)
+    assert engine.method == "junction_tree"
+    ref = ig.ISBNSampler(net, index, observed, init=init, method="enumerate")
+    i = 2
+    configs, p = ref.joint_conditional(i)
+    where = {c: j for j, c in enumerate(configs)}
+    rng = np.random.default_rng(13)
+    engine._remove(i)
+    counts = np.zeros(len(configs))
+    for _ in range(1500):
+        counts[where[engine._junction_sample(i, rng)]] += 1
+    pv = chi2_pvalue(counts, p)
     assert (pv > ALPHA_TEST) == ok, pv

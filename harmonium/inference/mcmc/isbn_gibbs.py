@@ -28,12 +28,17 @@ forward-filtering backward-sampling (seed 002 §4): messages from the leaves
 to a root per connected component, a draw of the root from its marginal,
 then draws of each factor's child nodes given the sampled parent, root to
 leaves. The cost is the sum, not the product, of the factor table sizes.
-``"eliminate"`` does variable elimination with backward sampling (the
-junction-tree equivalent: exact for any network, cost exponential in the
-induced width of the elimination order, greedy smallest table first).
-``"enumerate"`` scores every joint configuration (exact for any DAG, cost
-prod_b (K_b + 1)) and is the reference in the tests. ``"auto"`` (default)
-uses FFBS on cycle-free networks and elimination otherwise.
+``"junction_tree"`` does FFBS on the junction tree of that graph
+(:mod:`isbn_junction`, built once per network: min-fill triangulation,
+cliques joined by a maximum spanning tree): messages from the leaf cliques to
+the root, the root clique's nodes drawn jointly, then each clique's other
+nodes given its separator; exact for any network, cost the sum of the clique
+table sizes. ``"eliminate"`` does variable elimination with backward sampling
+(the same result, with the elimination order searched per item, greedy
+smallest table first). ``"enumerate"`` scores every joint configuration (exact
+for any DAG, cost prod_b (K_b + 1)) and is the reference in the tests.
+``"auto"`` (default) uses FFBS on cycle-free networks and the junction tree
+otherwise.
 Nodes are replicated per item, except group nodes (``Latent(per=...)``, Fig.
 2c's z_j^0): one value per group of items, resampled after each sweep by
 removing the group's items and adding them back one by one at their old
@@ -65,10 +70,13 @@ from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
+from harmonium.inference.mcmc import isbn_junction
 from harmonium.inference.mcmc.hdp_direct_assignment import resample_alpha, resample_gamma
+from harmonium.inference.mcmc.isbn_junction import expand, lse
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, RandomEffects, item_stats, log_predictive
 
 NEW = -1
+METHODS = ("auto", "ffbs", "junction_tree", "eliminate", "enumerate")
 
 
 @dataclass
@@ -138,11 +146,11 @@ class ISBNSampler:
         auxiliary-variable method (Teh et al. 2006, app. A); current values in ``alpha`` / ``gamma``.
     concentration_prior : (shape, rate)
         The Gamma prior of every resampled concentration.
-    method : {"auto", "ffbs", "eliminate", "enumerate"}
+    method : {"auto", "ffbs", "junction_tree", "eliminate", "enumerate"}
         How the joint conditional of an item's latent states (eq. 1) is sampled: forward-filtering
-        backward-sampling over the cycle-free factor graph, variable elimination with backward sampling
-        (any network), or enumeration of all joint states. ``"auto"``: FFBS when the network is
-        cycle-free, else elimination.
+        backward-sampling over the cycle-free factor graph, FFBS on the network's junction tree (any
+        network), variable elimination with backward sampling (any network), or enumeration of all joint
+        states. ``"auto"``: FFBS when the network is cycle-free, else the junction tree.
     """
 
     def __init__(self, network: Network, index: dict, observed: dict, *, init: dict | None = None,
@@ -166,17 +174,17 @@ class ISBNSampler:
         self.alpha = {n.name: float(n.prior.alpha) for n in network.latent if n.tied is None}
         self.gamma = {n.name: float(n.prior.gamma) for n in network.latent
                       if n.tied is None and isinstance(n.prior, HDP)}
-        if method not in ("auto", "ffbs", "eliminate", "enumerate"):
+        if method not in METHODS:
             raise InvalidParameterError(
-                f"ISBNSampler: method must be 'auto', 'ffbs', 'eliminate' or 'enumerate'; got {method!r}.")
+                f"ISBNSampler: method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}.")
         self.cycle = factor_graph_cycle(network)
         if method == "ffbs" and self.cycle is not None:
             raise InvalidParameterError(
                 "ISBNSampler(method='ffbs'): forward-filtering backward-sampling needs a cycle-free network (its "
                 f"factor graph a tree or forest), but the factor over the latent nodes {', '.join(self.cycle)} "
-                "closes a cycle. Use method='eliminate' (variable elimination with backward sampling: exact for "
-                "any network, the junction-tree equivalent) or method='auto', which picks it for such networks.")
-        self.method = ("ffbs" if self.cycle is None else "eliminate") if method == "auto" else method
+                "closes a cycle. Use method='junction_tree' (FFBS on the network's junction tree: exact for any "
+                "network) or method='auto', which picks it for such networks.")
+        self.method = ("ffbs" if self.cycle is None else "junction_tree") if method == "auto" else method
         names = [n.name for n in network.observed]
         missing = [a for a in names if a not in observed]
         if missing:
@@ -263,6 +271,12 @@ class ISBNSampler:
                         f"ISBNSampler: node {b!r} takes one value per {node.per}, but init gives items "
                         f"{m.tolist()} (one group) different values {sorted(set(z[m].tolist()))}.")
             self.groups[b] = members
+        grouped = set(self.groups)
+        scopes = [tuple(v for v in (n.name, *n.parents) if v not in grouped) for n in network.latent
+                  if n.name not in grouped]
+        scopes += [tuple(v for v in n.parents if v not in grouped) for n in network.observed]
+        #: the junction tree of an item's factor graph (group nodes are evidence, not in it), built once
+        self.junction = isbn_junction.build([b for b in self.order if b not in grouped], [s for s in scopes if s])
         for i in range(self.N):
             self._add(i)
         for node in network.observed:  # RandomEffects: psi of every parent state with data starts at E[psi]
@@ -560,11 +574,11 @@ class ISBNSampler:
                     if v != u:
                         table = self._absorb(table, msg[v], ax)
                 table = np.moveaxis(table, scope.index(u), 0).reshape(len(dom[u]), -1)
-                lse = _lse(table, axis=1)
-                msg[u] = msg[u] + lse
+                norm = lse(table, axis=1)
+                msg[u] = msg[u] + norm
                 with np.errstate(invalid="ignore"):
-                    conds[f] = np.where(np.isfinite(lse)[:, None], table - lse[:, None], -np.inf)
-            proot = msg[root] - _lse(msg[root])
+                    conds[f] = np.where(np.isfinite(norm)[:, None], table - norm[:, None], -np.inf)
+            proot = msg[root] - lse(msg[root])
             out.append((root, proot, [(f, u, kids, conds[f]) for f, u, kids in steps]))
         return out, dom
 
@@ -582,7 +596,30 @@ class ISBNSampler:
                     pos[c] = int(j)
         return tuple(dom[b][pos[b]] for b in self.order)
 
-    # -- variable elimination with backward sampling: any network (a junction-tree equivalent) ---------------
+    # -- FFBS on the junction tree: any network (seed 002 §4) --------------------------------------------------
+    def _junction_beliefs(self, i: int):
+        dom, facs = self.factors(i)
+        return isbn_junction.forward_filter(self.junction, dom, facs, self._combine), dom
+
+    def _junction_sample(self, i: int, rng: np.random.Generator) -> tuple:
+        belief, dom = self._junction_beliefs(i)
+        pos = isbn_junction.backward_sample(self.junction, belief, rng, _draw)
+        return tuple(dom[b][pos.get(b, 0)] for b in self.order)  # evidence and dangling nodes: one value
+
+    def junction_conditional(self, i: int):
+        """(configurations, probabilities) of item i's latent states as FFBS on the junction tree samples them."""
+        self._remove(i)
+        belief, dom = self._junction_beliefs(i)
+        configs = list(itertools.product(*(dom[b] for b in self.order)))
+        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
+        logp = np.array([isbn_junction.log_prob(self.junction, belief,
+                                                {b: where[b][k] for b, k in zip(self.order, c, strict=True)})
+                         for c in configs])
+        self._add(i)
+        self._revive(i)
+        return configs, np.exp(logp)
+
+    # -- variable elimination with backward sampling: any network (what the junction tree computes) ------------
     def _eliminate_tables(self, i: int):
         """Eliminate the item's latent nodes one at a time (greedy smallest table first): each step keeps the
         product of the factors that hold the node, over (node, its remaining neighbours); summing the node out
@@ -604,29 +641,20 @@ class ISBNSampler:
             shape = tuple(len(dom[u]) for u in scope)
             table = np.zeros(shape)
             for fs, ft in inv:
-                table = self._combine(table, self._expand(ft, fs, scope, shape))
+                table = self._combine(table, expand(ft, fs, scope, shape))
             steps.append((v, scope, table))
             if rest:
-                pool.append((tuple(rest), _lse(table, axis=0)))
+                pool.append((tuple(rest), lse(table, axis=0)))
         return steps, dom
 
     def _combine(self, table: np.ndarray, factor: np.ndarray) -> np.ndarray:
         return table + factor
 
-    @staticmethod
-    def _expand(table, fscope, scope, shape):
-        perm = sorted(range(len(fscope)), key=lambda a: scope.index(fscope[a]))
-        t = np.transpose(table, perm)
-        full = [1] * len(scope)
-        for a in perm:
-            full[scope.index(fscope[a])] = table.shape[a]
-        return np.broadcast_to(t.reshape(full), shape)
-
     def _eliminate_logp(self, steps, pos) -> float:
         lp = 0.0
         for v, scope, table in steps:
             col = table[(slice(None),) + tuple(pos[u] for u in scope[1:])]
-            lp += col[pos[v]] - _lse(col)
+            lp += col[pos[v]] - lse(col)
         return float(lp)
 
     def _eliminate_sample(self, i: int, rng: np.random.Generator) -> tuple:
@@ -634,7 +662,7 @@ class ISBNSampler:
         pos = {b: 0 for b in self.order}  # nodes in no factor (evidence, dangling) keep their one value
         for v, scope, table in reversed(steps):
             col = table[(slice(None),) + tuple(pos[u] for u in scope[1:])]
-            pos[v] = _draw(np.exp(col - _lse(col)), rng)
+            pos[v] = _draw(np.exp(col - lse(col)), rng)
         return tuple(dom[b][pos[b]] for b in self.order)
 
     def eliminate_conditional(self, i: int):
@@ -685,6 +713,8 @@ class ISBNSampler:
             self._remove(i)
             if self.method == "ffbs":
                 cfg = self._ffbs_sample(i, rng)
+            elif self.method == "junction_tree":
+                cfg = self._junction_sample(i, rng)
             elif self.method == "eliminate":
                 cfg = self._eliminate_sample(i, rng)
             else:
@@ -753,7 +783,7 @@ class ISBNSampler:
         for m in members:
             self._add(int(m))
         self._add_group(b, g, 1)
-        return labels, np.exp(logp - _lse(logp))
+        return labels, np.exp(logp - lse(logp))
 
     def _readd(self, members) -> float:
         """log prob of adding the items back one by one at their current values, then removing them again."""
@@ -972,12 +1002,3 @@ def factor_graph_cycle(network: Network) -> list | None:
                 return sorted(set(scope))
             parent[a] = b
     return None
-
-
-def _lse(a: np.ndarray, axis=None) -> np.ndarray:
-    """log sum exp along ``axis`` (-inf for an all -inf slice; plain numpy, cheaper than scipy's for tiny tables)."""
-    m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
-    return np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
