@@ -20,8 +20,11 @@ F is the Dirichlet-multinomial (Beta-binomial) predictive of eq. 2 without its c
 
 State layout (all mutated in place; slots instead of labels): ``Cs[b]`` (n_rows_b, parent capacity or 1,
 capacity_b) int32 counts N_{k|l,r}, ``Ts[b]`` (n_rows_b, parent capacity or 1) int32 row totals N_{l,r};
-``act[b, :K[b]]`` the alive slots and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
-``used[b, s]`` items in slot s; ``obs[a, b, c]`` the observed counts per category over (A leaf, B leaf or 0).
+``act[b, :K[b]]`` the alive slots in label order (new states are appended with the next label, retired ones
+removed in order, so a uniform draw picks the same state as in the Python engine, whose alive list is
+sorted) and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
+``used[b, s]`` items in slot s; ``obs[c, a, b]`` the observed counts per category c over (A leaf, B leaf or 0), category-major so that
+F of one item over the leaf states reads contiguous memory.
 Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn_compiled``) validates and grows capacity.
 """
 
@@ -60,13 +63,13 @@ def _pred(obs, obs_tot, aslot, bslot, x, okind, n_trials, pa, pa_sum):
     if okind == 0:
         if aslot < 0 or bslot < 0:
             return pa[x] / pa_sum
-        return (pa[x] + obs[aslot, bslot, x]) / (pa_sum + obs_tot[aslot, bslot])
+        return (pa[x] + obs[x, aslot, bslot]) / (pa_sum + obs_tot[aslot, bslot])
     s1 = 0.0
     s0 = 0.0
     st = 0.0
     if aslot >= 0 and bslot >= 0:
-        s1 = obs[aslot, bslot, 1]
-        s0 = obs[aslot, bslot, 0]
+        s1 = obs[1, aslot, bslot]
+        s0 = obs[0, aslot, bslot]
         st = obs_tot[aslot, bslot]
     v = 1.0
     for t in range(x):
@@ -211,22 +214,12 @@ def _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, track_used, obs, obs_tot, x
         bb = z[L - 1, i] if L > nA else 0
         x = xv[i]
         if okind == 0:
-            obs[a, bb, x] += sign
+            obs[x, a, bb] += sign
             obs_tot[a, bb] += sign
         else:
-            obs[a, bb, 1] += sign * x
-            obs[a, bb, 0] += sign * (n_trials - x)
+            obs[1, a, bb] += sign * x
+            obs[0, a, bb] += sign * (n_trials - x)
             obs_tot[a, bb] += sign * n_trials
-
-
-@njit(cache=True, nogil=True)
-def _swap(b, p1, p2, act, posof):
-    s1 = act[b, p1]
-    s2 = act[b, p2]
-    act[b, p1] = s2
-    act[b, p2] = s1
-    posof[b, s2] = p1
-    posof[b, s1] = p2
 
 
 @njit(cache=True, nogil=True)
@@ -239,7 +232,11 @@ def _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, al
         if inf[b] and used[b, s] == 0:
             p = posof[b, s]
             rec_pos[b] = p
-            _swap(b, p, K[b] - 1, act, posof)
+            for q in range(p, K[b] - 1):  # ordered delete: the alive slots stay in label order
+                act[b, q] = act[b, q + 1]
+                posof[b, act[b, q]] = q
+            act[b, K[b] - 1] = s
+            posof[b, s] = K[b] - 1
             K[b] -= 1
             if kind[b] == 0:
                 rec_tau[b] = tau[b, s]
@@ -259,7 +256,12 @@ def _revive(z, i, act, posof, K, kind, tau, tau_u, extra, newmass, alpha, rec_po
             continue
         s = z[b, i]
         K[b] += 1
-        _swap(b, rec_pos[b], K[b] - 1, act, posof)
+        p = rec_pos[b]
+        for q in range(K[b] - 1, p, -1):
+            act[b, q] = act[b, q - 1]
+            posof[b, act[b, q]] = q
+        act[b, p] = s
+        posof[b, s] = p
         if kind[b] == 0:
             tau[b, s] = rec_tau[b]
             tau_u[b] = rec_tau_u[b]
@@ -411,15 +413,15 @@ def log_joint(nA, Cs, Ts, act, K, inf, kind, alpha, extra, newmass, obs, obs_tot
                         lp += math.log(alpha[b]) + math.lgamma(c)
                     else:
                         lp += _lrise(extra[b, s], c)
-    A = obs.shape[0]
-    B = obs.shape[1]
+    A = obs.shape[1]
+    B = obs.shape[2]
     for a in range(A):
         for bb in range(B):
             if obs_tot[a, bb] <= 0:
                 continue
             lp -= _lrise(pa_sum, obs_tot[a, bb])
-            for c in range(obs.shape[2]):
-                lp += _lrise(pa[c], obs[a, bb, c])
+            for c in range(obs.shape[0]):
+                lp += _lrise(pa[c], obs[c, a, bb])
     return lp
 
 

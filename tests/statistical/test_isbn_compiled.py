@@ -443,3 +443,110 @@ def test_log_joint_differences_match_the_conditional():
     assert len(keys) >= 2
     for a, b in itertools.combinations(keys, 2):
         assert np.isclose(lj[a] - lj[b], np.log(cond[a]) - np.log(cond[b]), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["hdp", "pam", "nested_dp", "mixed3", "bihdp", "bihdp_binomial", "bipam"])
+def test_sweeps_reproduce_the_python_engine_draw_for_draw(name):
+    """Both engines draw one uniform per latent node per item (root first, then down the chain; BiHDP's second
+    chain from its leaf) and Beta(1, gamma) per new HDP state in topological order, so from one seed their
+    sweeps visit the same states: a check of the whole z transition, new-state creation and retirement
+    included. (If the Python engine changes its draw order this test must be revisited, not loosened.)"""
+    rng = np.random.default_rng(31)
+    net = _nets()[name]
+    index, observed = _data(name, net, rng)
+    init, tau = _random_state(net, rng)
+    a = CompiledISBNSampler(net, index, observed, init=init, tau=tau, capacity=2)
+    b = ISBNSampler(net, index, observed, init=init, tau=tau, method="ffbs")
+    ra, rb = np.random.default_rng(5), np.random.default_rng(5)
+    for _ in range(6):
+        a.sweep(ra)
+        b.sweep(rb)
+        for node in net.topological_order():
+            np.testing.assert_array_equal(a.labels(node), b.lat[node].z)
+            if isinstance(net.node(node).prior, isbn.HDP):
+                st = b.lat[node]
+                want = np.append([st.tau[k] for k in sorted(st.alive)], st.tau_u)
+                np.testing.assert_allclose(a.tau(node), want, rtol=1e-12)
+
+
+# -- slow: Geweke joint-distribution test of the infinite PAM with tau and concentrations resampled -------------
+G_LENGTHS, G_V, G_BETA, G_PRIOR = [4, 6, 3], 4, 0.6, (3.0, 2.0)
+G_DOC = np.repeat(np.arange(len(G_LENGTHS)), G_LENGTHS)
+Z_LIMIT = 4.5  # per statistic and tail; 7 statistics: false-alarm rate < 1e-4
+
+
+def _crf_draw(rng, rows, alpha, gamma):
+    """Chinese restaurant franchise: states of items whose CPT rows are ``rows`` (one restaurant per row, dishes
+    shared through the global tables), and tau | m ~ Dir(m, gamma)."""
+    rest, dish_tables, z = {}, [], []
+    for r in rows:
+        sizes, dishes = rest.setdefault(r, ([], []))
+        wt = np.array(sizes + [alpha])
+        t = int(np.searchsorted(np.cumsum(wt), rng.random() * wt.sum(), side="right"))
+        if t == len(sizes):
+            wd = np.array(dish_tables + [gamma])
+            k = int(np.searchsorted(np.cumsum(wd), rng.random() * wd.sum(), side="right"))
+            if k == len(dish_tables):
+                dish_tables.append(0)
+            dish_tables[k] += 1
+            sizes.append(0)
+            dishes.append(k)
+        sizes[t] += 1
+        z.append(dishes[t])
+    g = np.append(rng.gamma(np.array(dish_tables, dtype=float)), rng.gamma(gamma))
+    return np.array(z), g / g.sum()
+
+
+def _pam_prior(rng):
+    conc = rng.gamma(G_PRIOR[0], 1.0 / G_PRIOR[1], size=4)  # alpha1, gamma1, alpha2, gamma2
+    z1, t1 = _crf_draw(rng, G_DOC.tolist(), conc[0], conc[1])
+    z2, t2 = _crf_draw(rng, list(zip(G_DOC.tolist(), z1.tolist(), strict=True)), conc[2], conc[3])
+    return z1, z2, t1, t2, conc
+
+
+def _pam_words(rng, z2):
+    labels, inv = np.unique(z2, return_inverse=True)
+    phi = rng.dirichlet(np.full(G_V, G_BETA), size=labels.size)
+    u = rng.random(z2.shape[0])[:, None]
+    return (u > np.cumsum(phi[inv], axis=1)).sum(axis=1).clip(0, G_V - 1)
+
+
+def _pam_stats(z1, z2, w, conc):
+    pair = np.zeros((G_V, int(z2.max()) + 1))
+    np.add.at(pair, (w, z2), 1)
+    return np.array([np.unique(z1).size, np.unique(z2).size, np.bincount(z2).max() / z2.size,
+                     np.sum(pair**2) / z2.size, *conc])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False)])
+def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
+    from harmonium.evaluation.diagnostics import mcse_mean
+
+    rng = np.random.default_rng(77)
+    fwd = []
+    for _ in range(20_000):
+        z1, z2, _t1, _t2, conc = _pam_prior(rng)
+        fwd.append(_pam_stats(z1, z2, _pam_words(rng, z2), conc))
+    fwd = np.array(fwd)
+    z1, z2, t1, t2, conc = _pam_prior(rng)
+    w = _pam_words(rng, z2)
+    succ = []
+    for _ in range(30_000):
+        net = ex.infinite_pam(G_V, alpha=conc[0], gamma=conc[1], beta=G_BETA)
+        net = isbn.Network([isbn.Latent("super", isbn.HDP(conc[0], conc[1]), index=("doc",)),
+                            isbn.Latent("sub", isbn.HDP(conc[2], conc[3]), parents=("super",), index=("doc",)),
+                            net.observed[0]], indices=("doc",))
+        eng = cls(net, {"doc": G_DOC}, {"w": w}, init={"super": z1, "sub": z2}, tau={"super": t1, "sub": t2},
+                  sample_concentration=True, concentration_prior=G_PRIOR, capacity=8)
+        eng.step(rng)
+        z1, z2 = eng.labels("super"), eng.labels("sub")
+        t1, t2 = eng.tau("super"), eng.tau("sub")
+        conc = np.array([eng.alpha("super"), eng.gamma("super"), eng.alpha("sub"), eng.gamma("sub")])
+        w = _pam_words(rng, z2)
+        succ.append(_pam_stats(z1, z2, w, conc))
+    succ = np.array(succ)
+    se_f = fwd.std(axis=0, ddof=1) / np.sqrt(fwd.shape[0])
+    se_s = mcse_mean(succ[None, :, :])
+    zscore = (fwd.mean(axis=0) - succ.mean(axis=0)) / np.sqrt(se_f**2 + se_s**2)
+    assert bool(np.all(np.abs(zscore) < Z_LIMIT)) == ok, zscore

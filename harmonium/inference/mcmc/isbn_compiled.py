@@ -18,7 +18,7 @@ and gamma by :func:`~harmonium.inference.mcmc.hdp_direct_assignment.resample_gam
 rows' numbers of states; a finite Dirichlet node's alpha stays fixed).
 
 Memory: dense count tables per latent node b, int32: n_rows_b x cap_parent x cap_b (n_rows_b: values of its
-index, or 1; cap_parent = 1 for a root), plus n_rows_b x cap_parent row totals, plus cap_A x cap_B x n_categories
+index, or 1; cap_parent = 1 for a root), plus n_rows_b x cap_parent row totals, plus n_categories x cap_A x cap_B
 for the observations, plus 2 L N int32 for states and rows. Infinite PAM on 20,000 documents with capacities
 64 (super) x 192 (sub): 20,000 x 64 x 192 x 4 B = 0.98 GB. Capacities grow by 1.5x (reallocation, outside the
 kernel) when a sweep runs out of free slots; the chain does not change.
@@ -307,8 +307,8 @@ class CompiledISBNSampler:
         self.newmass = np.zeros(L)
         self.label = np.full((L, capm), -1, dtype=np.int64)
         self.next_label = np.zeros(L, dtype=np.int64)
-        self.obs = np.zeros((caps[self.nA - 1], caps[-1] if self.L > self.nA else 1, self.ncat), dtype=np.int32)
-        self.obs_tot = np.zeros(self.obs.shape[:2], dtype=np.int32)
+        self.obs = np.zeros((self.ncat, caps[self.nA - 1], caps[-1] if self.L > self.nA else 1), dtype=np.int32)
+        self.obs_tot = np.zeros(self.obs.shape[1:], dtype=np.int32)
         self._w = None
 
     def _parent(self, j: int) -> int:
@@ -345,13 +345,13 @@ class CompiledISBNSampler:
             T = np.zeros((self.T[c].shape[0], new), dtype=np.int32)
             T[:, :old] = self.T[c]
             self.C[c], self.T[c] = C, T
-        for leaf, ax in ((self.nA - 1, 0), (self.L - 1 if self.L > self.nA else -2, 1)):
+        for leaf, ax in ((self.nA - 1, 1), (self.L - 1 if self.L > self.nA else -2, 2)):
             if leaf == j:
                 shape = list(self.obs.shape)
                 shape[ax] = new
                 o = np.zeros(shape, dtype=np.int32)
-                o[: self.obs.shape[0], : self.obs.shape[1]] = self.obs
-                t = np.zeros(shape[:2], dtype=np.int32)
+                o[:, : self.obs.shape[1], : self.obs.shape[2]] = self.obs
+                t = np.zeros(shape[1:], dtype=np.int32)
                 t[: self.obs_tot.shape[0], : self.obs_tot.shape[1]] = self.obs_tot
                 self.obs, self.obs_tot = o, t
         capm = self.used.shape[1]
@@ -470,8 +470,8 @@ class CompiledISBNSampler:
         sa = self._sorted_slots(self.nA - 1)
         if self.L > self.nA:
             sb = self._sorted_slots(self.L - 1)
-            return self.obs[np.ix_(sa, sb)].astype(np.int64)
-        return self.obs[sa, 0].astype(np.int64)
+            return np.moveaxis(self.obs[:, sa][:, :, sb], 0, -1).astype(np.int64)
+        return self.obs[:, sa, 0].T.astype(np.int64)
 
     def latent_counts(self, b: str) -> np.ndarray:
         """N_{k|l,r}: (n_index_values or 1, K_parent or 1, K) over alive states in ``states`` order."""
