@@ -23,8 +23,8 @@ capacity_b) int32 counts N_{k|l,r}, ``Ts[b]`` (n_rows_b, parent capacity or 1) i
 ``act[b, :K[b]]`` the alive slots in label order (new states are appended with the next label, retired ones
 removed in order, so a uniform draw picks the same state as in the Python engine, whose alive list is
 sorted) and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
-``used[b, s]`` items in slot s; ``obs[c, a, b]`` the observed counts per category c over (A leaf, B leaf or 0), category-major so that
-F of one item over the leaf states reads contiguous memory.
+``used[b, s]`` items in slot s; ``obs[c, a, b]`` the observed counts per category c over (A leaf, B leaf or
+0), category-major so that F of one item over the leaf states reads contiguous memory.
 Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn_compiled``) validates and grows capacity.
 """
 
@@ -37,7 +37,7 @@ from numba import njit
 from harmonium._kernels.hdp import antoniak
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _prior_row(Cb, Tb, r, pslot, b, act, K, inf, extra, newmass, alpha, out):
     """out[pos] = prior term of node b at domain position pos (pos == K[b]: NEW) given parent slot ``pslot``
     (-1: a NEW parent, an empty row) and index row r (eq. 1); returns the domain size."""
@@ -57,13 +57,15 @@ def _prior_row(Cb, Tb, r, pslot, b, act, K, inf, extra, newmass, alpha, out):
     return Kb
 
 
-@njit(cache=True, nogil=True)
-def _pred(obs, obs_tot, aslot, bslot, x, okind, n_trials, pa, pa_sum):
-    """F(x | x_-i, parents) of eq. 2 (Dirichlet-categorical or Beta-binomial; -1 slot = NEW: the prior predictive)."""
+@njit(cache=True, nogil=True, inline="always")
+def _pred(obs, obs_tot, obs_inv, aslot, bslot, x, okind, n_trials, pa, pa_sum):
+    """F(x | x_-i, parents) of eq. 2 (Dirichlet-categorical or Beta-binomial; -1 slot = NEW: the prior predictive).
+
+    ``obs_inv[a, b]`` caches 1 / (pa_sum + obs_tot[a, b]) (no division in the hot loop)."""
     if okind == 0:
         if aslot < 0 or bslot < 0:
             return pa[x] / pa_sum
-        return (pa[x] + obs[x, aslot, bslot]) / (pa_sum + obs_tot[aslot, bslot])
+        return (pa[x] + obs[x, aslot, bslot]) * obs_inv[aslot, bslot]
     s1 = 0.0
     s0 = 0.0
     st = 0.0
@@ -81,17 +83,18 @@ def _pred(obs, obs_tot, aslot, bslot, x, okind, n_trials, pa, pa_sum):
     return v
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _normalise(v, n):
     s = 0.0
     for j in range(n):
         s += v[j]
     if s > 0.0:
+        inv = 1.0 / s
         for j in range(n):
-            v[j] /= s
+            v[j] *= inv
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _draw(rng, row, n):
     s = 0.0
     for j in range(n):
@@ -108,13 +111,17 @@ def _draw(rng, row, n):
     return n - 1
 
 
-@njit(cache=True, nogil=True)
-def _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, xv, okind, n_trials,
-           pa, pa_sum, P, msg, tmp):
+@njit(cache=True, nogil=True, inline="always")
+def _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, obs_inv, xv, okind,
+           n_trials, pa, pa_sum, P, msg, tmp, full):
     """Fill the backward-sampling tables of item i (already removed): P[b, context position, position].
 
     Context: the parent's position along A (the root: 0), the A leaf's position for the B leaf, the position
-    of b_{j+1} for b_j. Rows are unnormalised.
+    of b_{j+1} for b_j. Rows are unnormalised. The upward message of an A edge is
+    beta_p(l) = (sum_k extra_k beta_b(k) + newmass beta_b(NEW) + sum_k N_{k|l,r} beta_b(k)) / (alpha + N_{l,r}):
+    the first two sums are shared by every parent state l and the third is skipped for empty rows, so a
+    document-specific child costs O(K_b) per parent state it actually uses. Without ``full`` the A-chain rows
+    P[b, l, .] (b > 0) are not stored: ``_sample`` computes the one row of the drawn parent.
     """
     L = z.shape[0]
     x = xv[i]
@@ -149,52 +156,73 @@ def _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, ob
             s = 0.0
             for kb in range(DB):
                 bslot = act[bl, kb] if kb < K[bl] else -1
-                v = _pred(obs, obs_tot, aslot, bslot, x, okind, n_trials, pa, pa_sum) * msg[bl, kb]
+                v = _pred(obs, obs_tot, obs_inv, aslot, bslot, x, okind, n_trials, pa, pa_sum) * msg[bl, kb]
                 P[bl, aa, kb] = v
                 s += v
             msg[aleaf, aa] = s
     else:
         for aa in range(DA):
             aslot = act[aleaf, aa] if aa < K[aleaf] else -1
-            msg[aleaf, aa] = _pred(obs, obs_tot, aslot, 0, x, okind, n_trials, pa, pa_sum)
+            msg[aleaf, aa] = _pred(obs, obs_tot, obs_inv, aslot, 0, x, okind, n_trials, pa, pa_sum)
     _normalise(msg[aleaf], DA)
     for b in range(nA - 1, 0, -1):
         p = b - 1
         Dp = K[p] + inf[p]
-        Db = K[b] + inf[b]
+        Kb = K[b]
+        Db = Kb + inf[b]
         Cb = Cs[b]
         Tb = Ts[b]
         r = rowidx[b, i]
+        sh = 0.0
+        for kk in range(Kb):
+            sh += extra[b, act[b, kk]] * msg[b, kk]
+        if inf[b]:
+            sh += newmass[b] * msg[b, Kb]
         for pp in range(Dp):
-            pslot = act[p, pp] if pp < K[p] else -1
-            _prior_row(Cb, Tb, r, pslot, b, act, K, inf, extra, newmass, alpha, tmp)
-            s = 0.0
-            for kk in range(Db):
-                v = tmp[kk] * msg[b, kk]
-                P[b, pp, kk] = v
-                s += v
-            msg[p, pp] = s
+            if pp < K[p]:
+                ps = act[p, pp]
+                tot = Tb[r, ps]
+                t = sh
+                if tot > 0:
+                    for kk in range(Kb):
+                        c = Cb[r, ps, act[b, kk]]
+                        if c != 0:
+                            t += c * msg[b, kk]
+                msg[p, pp] = t / (alpha[b] + tot)
+            else:
+                msg[p, pp] = sh / alpha[b]
+            if full:
+                _prior_row(Cb, Tb, r, act[p, pp] if pp < K[p] else -1, b, act, K, inf, extra, newmass, alpha, tmp)
+                for kk in range(Db):
+                    P[b, pp, kk] = tmp[kk] * msg[b, kk]
         _normalise(msg[p], Dp)
     D0 = _prior_row(Cs[0], Ts[0], rowidx[0, i], 0, 0, act, K, inf, extra, newmass, alpha, tmp)
     for kk in range(D0):
         P[0, 0, kk] = tmp[kk] * msg[0, kk]
 
 
-@njit(cache=True, nogil=True)
-def _sample(rng, nA, K, inf, P, pos):
-    """Backward sampling from the tables of ``_build``: positions into pos (K[b] = NEW)."""
+@njit(cache=True, nogil=True, inline="always")
+def _sample(rng, i, nA, Cs, Ts, rowidx, act, K, inf, extra, newmass, alpha, P, msg, tmp, pos):
+    """Backward sampling from the tables of ``_build`` (A-chain rows computed here for the drawn parent only):
+    positions into pos (K[b] = NEW)."""
     L = K.shape[0]
     pos[0] = _draw(rng, P[0, 0], K[0] + inf[0])
     for b in range(1, nA):
-        pos[b] = _draw(rng, P[b, pos[b - 1]], K[b] + inf[b])
+        p = b - 1
+        D = _prior_row(Cs[b], Ts[b], rowidx[b, i], act[p, pos[p]] if pos[p] < K[p] else -1, b, act, K, inf, extra,
+                       newmass, alpha, tmp)
+        for kk in range(D):
+            tmp[kk] *= msg[b, kk]
+        pos[b] = _draw(rng, tmp, D)
     if L > nA:
         pos[L - 1] = _draw(rng, P[L - 1, pos[nA - 1]], K[L - 1] + inf[L - 1])
         for b in range(L - 2, nA - 1, -1):
             pos[b] = _draw(rng, P[b, pos[b + 1]], K[b] + inf[b])
 
 
-@njit(cache=True, nogil=True)
-def _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, track_used, obs, obs_tot, xv, okind, n_trials, upd_obs):
+@njit(cache=True, nogil=True, inline="always")
+def _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, track_used, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum,
+          upd_obs):
     """Add (sign 1) or remove (-1) item i to/from the counts of the nodes with upd[b] (and the observed node)."""
     L = z.shape[0]
     for b in range(L):
@@ -220,9 +248,10 @@ def _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, track_used, obs, obs_tot, x
             obs[1, a, bb] += sign * x
             obs[0, a, bb] += sign * (n_trials - x)
             obs_tot[a, bb] += sign * n_trials
+        obs_inv[a, bb] = 1.0 / (pa_sum + obs_tot[a, bb])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u):
     """Retire the states item i left empty (HDP: their weight returns to tau_u); record what revive needs."""
     L = z.shape[0]
@@ -247,7 +276,7 @@ def _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, al
                 newmass[b] = alpha[b] * tau_u[b]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _revive(z, i, act, posof, K, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u):
     """Undo ``_retire`` exactly (slot order and weights)."""
     L = z.shape[0]
@@ -270,15 +299,15 @@ def _revive(z, i, act, posof, K, kind, tau, tau_u, extra, newmass, alpha, rec_po
 
 
 @njit(cache=True, nogil=True)
-def add_all(sign, nA, Cs, Ts, rowidx, z, used, upd, obs, obs_tot, xv, okind, n_trials):
+def add_all(sign, nA, Cs, Ts, rowidx, z, used, upd, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum):
     """Count every item (initialisation); mutates the count arrays."""
     for i in range(z.shape[1]):
-        _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, xv, okind, n_trials, True)
+        _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum, True)
 
 
 @njit(cache=True, nogil=True)
 def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau, tau_u, extra,
-          newmass, label, next_label, obs, obs_tot, xv, okind, n_trials, pa, pa_sum, mode, upd, upd_obs,
+          newmass, label, next_label, obs, obs_tot, obs_inv, xv, okind, n_trials, pa, pa_sum, mode, upd, upd_obs,
           skip_remove, P, msg, tmp, pos, rec_pos, rec_tau, rec_tau_u):
     """Items start.. in order (seed 002 §4); returns N when done, or the item at which a node ran out of free slots
     (mode 0, before touching it: the caller grows the capacity and calls again from there).
@@ -296,13 +325,14 @@ def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alp
                 if inf[b] and K[b] >= Cs[b].shape[2]:
                     return i
         if not skip_remove:
-            _move(i, -1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, xv, okind, n_trials, upd_obs)
+            _move(i, -1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum,
+                  upd_obs)
             if train:
                 _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau,
                         rec_tau_u)
-        _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, xv, okind, n_trials,
-               pa, pa_sum, P, msg, tmp)
-        _sample(rng, nA, K, inf, P, pos)
+        _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, obs_inv, xv, okind,
+               n_trials, pa, pa_sum, P, msg, tmp, False)
+        _sample(rng, i, nA, Cs, Ts, rowidx, act, K, inf, extra, newmass, alpha, P, msg, tmp, pos)
         for b in range(L):
             p = pos[b]
             if p < K[b]:
@@ -319,21 +349,22 @@ def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alp
                     extra[b, s] = alpha[b] * tau[b, s]
                     newmass[b] = alpha[b] * tau_u[b]
                 z[b, i] = s
-        _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, xv, okind, n_trials, upd_obs)
+        _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum,
+              upd_obs)
     return N
 
 
 @njit(cache=True, nogil=True)
 def conditional_tables(i, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, tau, tau_u, extra, newmass,
-                       obs, obs_tot, xv, okind, n_trials, pa, pa_sum, upd, P, msg, tmp, rec_pos, rec_tau, rec_tau_u,
-                       dom, D):
+                       obs, obs_tot, obs_inv, xv, okind, n_trials, pa, pa_sum, upd, P, msg, tmp, rec_pos, rec_tau,
+                       rec_tau_u, dom, D):
     """The tables ``sweep`` samples item i from, into P (rows normalised), the domains' slots into dom (-1: NEW)
     and their sizes into D; the state is left exactly as it was."""
     L = z.shape[0]
-    _move(i, -1, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, xv, okind, n_trials, True)
+    _move(i, -1, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum, True)
     _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u)
-    _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, xv, okind, n_trials,
-           pa, pa_sum, P, msg, tmp)
+    _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, obs_tot, obs_inv, xv, okind, n_trials,
+           pa, pa_sum, P, msg, tmp, True)
     for b in range(L):
         D[b] = K[b] + inf[b]
         for kk in range(K[b]):
@@ -352,7 +383,7 @@ def conditional_tables(i, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind,
         for c in range(nctx):
             _normalise(P[b, c], D[b])
     _revive(z, i, act, posof, K, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau, rec_tau_u)
-    _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, xv, okind, n_trials, True)
+    _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum, True)
 
 
 @njit(cache=True, nogil=True)

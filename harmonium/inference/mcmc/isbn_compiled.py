@@ -235,7 +235,8 @@ class CompiledISBNSampler:
                 self.tau_u[j] = t[K]
         self._refresh_weights()
         kc.add_all(1, self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used,
-                   np.ones(L, dtype=np.bool_), self.obs, self.obs_tot, self.xv, self.okind, self.n_trials)
+                   np.ones(L, dtype=np.bool_), self.obs, self.obs_tot, self.obs_inv, self.xv, self.okind, self.n_trials,
+                   self.pa_sum)
 
     # -- setup -----------------------------------------------------------------------------------
     def _set_observation_model(self, xnode: Observed) -> None:
@@ -309,6 +310,7 @@ class CompiledISBNSampler:
         self.next_label = np.zeros(L, dtype=np.int64)
         self.obs = np.zeros((self.ncat, caps[self.nA - 1], caps[-1] if self.L > self.nA else 1), dtype=np.int32)
         self.obs_tot = np.zeros(self.obs.shape[1:], dtype=np.int32)
+        self.obs_inv = np.full(self.obs.shape[1:], 1.0 / self.pa_sum)
         self._w = None
 
     def _parent(self, j: int) -> int:
@@ -354,6 +356,7 @@ class CompiledISBNSampler:
                 t = np.zeros(shape[1:], dtype=np.int32)
                 t[: self.obs_tot.shape[0], : self.obs_tot.shape[1]] = self.obs_tot
                 self.obs, self.obs_tot = o, t
+                self.obs_inv = 1.0 / (self.pa_sum + t)
         capm = self.used.shape[1]
         if new > capm:
             pad = new - capm
@@ -376,8 +379,8 @@ class CompiledISBNSampler:
     def _sweep_args(self):
         return (self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used, self.act, self.posof, self.K,
                 self.inf, self.kind, self.alpha_, self.gamma_, self.tau_, self.tau_u, self.extra, self.newmass,
-                self.label, self.next_label, self.obs, self.obs_tot, self.xv, self.okind, self.n_trials, self.pa,
-                self.pa_sum)
+                self.label, self.next_label, self.obs, self.obs_tot, self.obs_inv, self.xv, self.okind, self.n_trials,
+                self.pa, self.pa_sum)
 
     # -- transitions -------------------------------------------------------------------------------
     def sweep(self, rng: np.random.Generator) -> None:
@@ -498,7 +501,8 @@ class CompiledISBNSampler:
         D = np.zeros(self.L, dtype=np.int64)
         kc.conditional_tables(int(i), self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used, self.act,
                               self.posof, self.K, self.inf, self.kind, self.alpha_, self.tau_, self.tau_u, self.extra,
-                              self.newmass, self.obs, self.obs_tot, self.xv, self.okind, self.n_trials, self.pa,
+                              self.newmass, self.obs, self.obs_tot, self.obs_inv, self.xv, self.okind, self.n_trials,
+                              self.pa,
                               self.pa_sum, np.ones(self.L, dtype=np.bool_), P, msg, tmp, rp, rt, rtu, dom, D)
         L, nA = self.L, self.nA
         configs, probs = [], []
@@ -573,7 +577,7 @@ class CompiledISBNSampler:
                 label[j, pooled[j]] = NEW
         P, msg, tmp, pos, rp, rt, rtu = self._work()
         frozen = (self.alpha_.copy(), self.gamma_.copy(), self.tau_.copy(), self.tau_u.copy(), extra, newmass, label,
-                  self.next_label.copy(), self.obs.copy(), self.obs_tot.copy())
+                  self.next_label.copy(), self.obs.copy(), self.obs_tot.copy(), self.obs_inv.copy())
         out = {b: np.empty((n_sweeps, M), dtype=np.int64) for b in self.names}
         for t in range(n_sweeps):
             kc.sweep(rng, 0, self.nA, _pad(C), _pad(T), rowidx, z, used, act, posof, K, inf, self.kind, *frozen,
