@@ -125,6 +125,18 @@ def _build(i, nA, Cs, Ts, rowidx, z, act, K, inf, extra, newmass, alpha, obs, ob
     """
     L = z.shape[0]
     x = xv[i]
+    if L == 1 and okind == 0:  # one node (HDP, DP mixture): prior term times F in one pass
+        Cb = Cs[0]
+        r = rowidx[0, i]
+        inv = 1.0 / (alpha[0] + Ts[0][r, 0])
+        K0 = K[0]
+        ax = pa[x]
+        for kk in range(K0):
+            s = act[0, kk]
+            P[0, 0, kk] = (extra[0, s] + Cb[r, 0, s]) * inv * (ax + obs[x, s, 0]) * obs_inv[s, 0]
+        if inf[0]:
+            P[0, 0, K0] = newmass[0] * inv * ax / pa_sum
+        return
     aleaf = nA - 1
     DA = K[aleaf] + inf[aleaf]
     if L > nA:
