@@ -124,3 +124,64 @@ def test_tied_nodes_need_different_index_values_and_no_hdp():
 def test_bihdp_with_bernoulli_default_and_examples_table():
     net = ex.bihdp()
     assert net.node("x").likelihood is Bernoulli and set(ex.EXAMPLES) >= {"hdp", "infinite_pam", "bihdp", "mmsb"}
+
+
+# -- the remaining conjugate pairs of the issue: Multinomial-Dirichlet, Binomial-Beta, MultivariateGaussian-NIW,
+# GaussianKnownVariance-Gaussian, each in a DP mixture against brute force; NIW's F against the Student-t --------
+def _pairs():
+    from harmonium.expfam import (
+        Binomial,
+        GaussianKnownVariance,
+        Multinomial,
+        MultivariateGaussian,
+        NormalInverseWishart,
+    )
+    from harmonium.expfam import Dirichlet as Dir
+    from harmonium.expfam import Gaussian as Gauss
+
+    r = np.random.default_rng(31)
+    psi = np.array([[1.0, 0.3], [0.3, 0.8]])
+    return {
+        "multinomial": (ex.dp_mixture(Multinomial, Dir(np.array([0.5, 1.0, 2.0])), 1.1),
+                        r.multinomial(4, [0.2, 0.3, 0.5], size=N)),
+        "binomial": (ex.dp_mixture(Binomial, Beta(1.5, 0.7), 0.9, fixed={"n": 5}), r.binomial(5, 0.4, N)),
+        "mvn_niw": (ex.dp_mixture(MultivariateGaussian, NormalInverseWishart(np.zeros(2), 0.5, 4.0, psi), 1.2),
+                    r.normal(size=(N, 2)) * 1.5),
+        "gauss_known_var": (ex.dp_mixture(GaussianKnownVariance, Gauss(0.0, 4.0), 1.0, fixed={"variance": 0.5}),
+                            r.normal(size=N)),
+    }
+
+
+PAIRS = _pairs()
+
+
+@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenF, False)])
+@pytest.mark.parametrize("name", list(PAIRS))
+def test_conjugate_pairs_conditional_is_brute_force(name, cls, ok):
+    net, x = PAIRS[name]
+    init = {"z": np.array([0, 0, 1, 1, 2, 0])}
+    engine = cls(net, {}, {"x": x}, init=init)
+    z = {"z": engine.lat["z"].z.copy()}
+    agree = [bf.agrees(engine, i, bf.conditional(net, engine.order, z, {}, {"x": x}, {}, i)) for i in range(N)]
+    assert all(agree) == ok
+
+
+def test_niw_predictive_is_the_multivariate_student_t():
+    from scipy.stats import multivariate_t
+
+    net, x = PAIRS["mvn_niw"]
+    node = net.node("x")
+    pr = node.prior
+    c, h = isbn.item_stats(node, x)
+    rows = x[:4]  # the predictive of x[5] given a row holding x[0..3]
+    stats = tuple(part[:4].sum(axis=0)[None] for part in c)
+    got = isbn.log_predictive(pr, stats, tuple(part[5] for part in c), float(h[5]))[0]
+    mu0, kappa, nu, Psi = np.zeros(2), 0.5, 4.0, np.array([[1.0, 0.3], [0.3, 0.8]])
+    n, mean = 4, rows.mean(axis=0)
+    kn, nn = kappa + n, nu + n
+    mun = (kappa * mu0 + n * mean) / kn
+    dev = rows - mean
+    Psin = Psi + dev.T @ dev + kappa * n / kn * np.outer(mean - mu0, mean - mu0)
+    dof = nn - 2 + 1
+    want = multivariate_t(loc=mun, shape=Psin * (kn + 1) / (kn * dof), df=dof).logpdf(x[5])
+    np.testing.assert_allclose(got, want, rtol=1e-10)
