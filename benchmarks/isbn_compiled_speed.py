@@ -4,6 +4,7 @@ and against the dedicated HDP sampler (harmonium.inference.mcmc.hdp_direct_assig
     .venv/bin/python benchmarks/isbn_compiled_speed.py small --docs 200 --repeats 3
     .venv/bin/python benchmarks/isbn_compiled_speed.py hdp --docs 20000 --iters 30 --repeats 3
     .venv/bin/python benchmarks/isbn_compiled_speed.py pam --docs 20000 --iters 10
+    .venv/bin/python benchmarks/isbn_compiled_speed.py pam --docs 20000 --iters 3 --k-super 50 --k-sub 150
 
 ``small``: one sweep of each engine from the same initial state (random labels, uniform tau), fresh each
 repeat, on the HDP and the infinite-PAM declaration (Python engine: FFBS, method="auto"). ``hdp``: both
@@ -44,10 +45,10 @@ def _data(n_docs):
     return corpus, doc, tok.words.astype(np.int64)
 
 
-def _init(name, n, rng):
+def _init(name, n, rng, k_super=5, k_sub=20):
     if name == "hdp":
         return {"z": rng.integers(0, 20, n)}
-    return {"super": rng.integers(0, 5, n), "sub": rng.integers(0, 20, n)}
+    return {"super": rng.integers(0, k_super, n), "sub": rng.integers(0, k_sub, n)}
 
 
 class _Load:
@@ -120,7 +121,7 @@ def hdp(args):
             it()  # JIT and the first sweep
             times = []
             with _Load() as ld:
-                for t in range(args.iters):
+                for _ in range(args.iters):
                     t0 = time.perf_counter()
                     it()
                     times.append(time.perf_counter() - t0)
@@ -136,12 +137,13 @@ def pam(args):
     net = ex.infinite_pam(corpus.n_words, 1.0, 1.0, 0.1)
     rng = np.random.default_rng(0)
     C.reset_hwm()
-    s = CompiledISBNSampler(net, {"doc": doc}, {"w": w}, init=_init("pam", w.size, rng))
+    s = CompiledISBNSampler(net, {"doc": doc}, {"w": w}, init=_init("pam", w.size, rng, args.k_super, args.k_sub))
     for t in range(args.iters):
         with _Load() as ld:
             s.step(rng)
         n_bytes = sum(c.nbytes + tt.nbytes for c, tt in zip(s.C, s.T, strict=True)) + s.obs.nbytes
-        _emit({"bench": "pam20k", "engine": "compiled", "iter": t, "docs": int(corpus.n_docs), "tokens": int(w.size),
+        _emit({"bench": "pam20k", "engine": "compiled", "iter": t, "init_states": [args.k_super, args.k_sub],
+               "docs": int(corpus.n_docs), "tokens": int(w.size),
                "s_per_step": ld.wall, "states": s.n_states(), "caps": list(s.caps), "table_mib": n_bytes / 2**20,
                "hwm_mib": C.hwm_mib(), "other_load_cores": max(ld.busy / ld.wall - 1.0, 0.0)})
 
@@ -152,6 +154,8 @@ def main(argv=None):
     ap.add_argument("--docs", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--k-super", type=int, default=5, help="pam: initial super-topics (random labels)")
+    ap.add_argument("--k-sub", type=int, default=20, help="pam: initial sub-topics (random labels)")
     args = ap.parse_args(argv)
     {"small": small, "hdp": hdp, "pam": pam}[args.bench](args)
 

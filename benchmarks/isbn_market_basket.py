@@ -11,17 +11,20 @@ habits and on average ``items_per_transaction`` distinct items (Poisson, at leas
 
 Model: BiHDP (``isbn_examples.bihdp``): x_ji = 1 if customer j bought item i at least once, for every
 (customer, item) pair, Bernoulli-Beta given (customer group, item group), HDP priors specific to the customer
-(pi_{z1|j}) and to the item (pi_{z2|i}). Sampler: ``ISBNSampler`` (FFBS over z1 - x - z2 per pair, then tau).
+(pi_{z1|j}) and to the item (pi_{z2|i}). Sampler: ``ISBNSampler`` (FFBS over z1 - x - z2 per pair, then tau), or
+with ``--engine compiled`` the numba engine ``CompiledISBNSampler`` (the same sampler, draw for draw).
 
 Score: an item's learned group is the mode of its entries' item-group states; adjusted Rand index and NMI
 against the true item groups (sklearn.metrics), likewise for customers; baselines: k-means with the true number
-of groups on the items' purchase columns, and random labels.
+of groups on the items' purchase columns (and on the customers' purchase rows), and random labels.
 
 Examples::
 
     .venv/bin/python benchmarks/isbn_market_basket.py                       # defaults: about a minute
     .venv/bin/python benchmarks/isbn_market_basket.py --seeds 0 1 2 --out benchmarks/results/isbn_market_basket.jsonl
     .venv/bin/python benchmarks/isbn_market_basket.py --paper --dry-run     # the paper's generator parameters
+    .venv/bin/python benchmarks/isbn_market_basket.py --engine compiled --n-customers 1000 --n-items 200 \
+        --n-item-groups 20 --n-customer-groups 10 --iters 100 --seeds 0 1 2     # larger, compiled engine
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import _busy_s, git_revision, machine  # noqa: E402
 
+from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler  # noqa: E402
 from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler  # noqa: E402
 from harmonium.models.directed import isbn_examples  # noqa: E402
 
@@ -87,7 +91,8 @@ def _mode_labels(z, owner, n):
     return out
 
 
-def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma: float, init_mode: str) -> dict:
+def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma: float, init_mode: str,
+        engine_name: str = "python") -> dict:
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
@@ -103,19 +108,22 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
     else:  # every entry starts in its own random state
         init = {"customer_group": rng.integers(0, init_groups, x.size),
                 "item_group": rng.integers(0, init_groups, x.size)}
-    engine = ISBNSampler(net, {"customer": cust, "item": item}, {"x": x}, init=init)
+    cls = CompiledISBNSampler if engine_name == "compiled" else ISBNSampler
+    engine = cls(net, {"customer": cust, "item": item}, {"x": x}, init=init)
     trace, t0, b0 = [], time.perf_counter(), _busy_s()
     for _ in range(iters):
         engine.step(rng)
         trace.append(engine.n_states())
     wall = time.perf_counter() - t0
-    item_hat = _mode_labels(engine.lat["item_group"].z, item, cfg["n_items"])
-    cust_hat = _mode_labels(engine.lat["customer_group"].z, cust, cfg["n_customers"])
+    labels = (engine.labels if engine_name == "compiled" else (lambda b: engine.lat[b].z))
+    item_hat = _mode_labels(labels("item_group"), item, cfg["n_items"])
+    cust_hat = _mode_labels(labels("customer_group"), cust, cfg["n_customers"])
     km = KMeans(cfg["n_item_groups"], n_init=10, random_state=seed).fit_predict(X.T.astype(float))
+    km_c = KMeans(cfg["n_customer_groups"], n_init=10, random_state=seed).fit_predict(X.astype(float))
     rand_items = np.random.default_rng(seed + 1).integers(0, cfg["n_item_groups"], cfg["n_items"])
     return {
         "seed": seed, "iters": iters, "config": cfg, "alpha": alpha, "gamma": gamma, "init_groups": init_groups,
-        "init": init_mode,
+        "init": init_mode, "engine": engine_name,
         "n_pairs": int(x.size), "n_transactions": len(baskets), "density": float(x.mean()),
         "seconds": wall, "seconds_per_iter": wall / iters, "other_busy_cores": (_busy_s() - b0) / wall - 1.0,
         "n_states_final": trace[-1], "n_states_trace": trace,
@@ -126,6 +134,8 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
         "kmeans_item_ari": adjusted_rand_score(item_group, km),
         "kmeans_item_nmi": normalized_mutual_info_score(item_group, km),
         "random_item_ari": adjusted_rand_score(item_group, rand_items),
+        "kmeans_customer_ari": adjusted_rand_score(customer_group, km_c),
+        "kmeans_customer_nmi": normalized_mutual_info_score(customer_group, km_c),
         "item_groups_learned": {int(g): np.flatnonzero(item_hat == g).tolist() for g in np.unique(item_hat)},
         "item_groups_true": {int(g): np.flatnonzero(item_group == g).tolist() for g in np.unique(item_group)},
     }
@@ -133,21 +143,24 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
 
 def table(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| init | seed | iters | s/iter | K cust / item (true) | item ARI | item NMI | cust ARI | cust NMI "
-           "| k-means item ARI | random item ARI |", "|" + "---|" * 11]
+    out = ["| engine | init | seed | iters | s/iter | K cust / item (true) | item ARI | item NMI | cust ARI | cust NMI "
+           "| k-means item ARI / NMI | k-means cust ARI / NMI | random item ARI |", "|" + "---|" * 13]
     for r in rows:
         c = r["config"]
-        out.append(f"| {r['init']} | {r['seed']} | {r['iters']} | {r['seconds_per_iter']:.2f} | "
+        kc_ = (f"{r['kmeans_customer_ari']:.3f} / {r['kmeans_customer_nmi']:.3f}" if "kmeans_customer_ari" in r
+               else "-")
+        out.append(f"| {r.get('engine', 'python')} | {r['init']} | {r['seed']} | {r['iters']} | "
+                   f"{r['seconds_per_iter']:.2f} | "
                    f"{r['n_states_final']['customer_group']} / {r['n_states_final']['item_group']} "
                    f"({c['n_customer_groups']} / {c['n_item_groups']}) | {r['item_ari']:.3f} | {r['item_nmi']:.3f} | "
-                   f"{r['customer_ari']:.3f} | {r['customer_nmi']:.3f} | {r['kmeans_item_ari']:.3f} | "
-                   f"{r['random_item_ari']:.3f} |")
-    for init in sorted({r["init"] for r in rows}):
-        sel = [r for r in rows if r["init"] == init]
+                   f"{r['customer_ari']:.3f} | {r['customer_nmi']:.3f} | {r['kmeans_item_ari']:.3f} / "
+                   f"{r['kmeans_item_nmi']:.3f} | {kc_} | {r['random_item_ari']:.3f} |")
+    for eng, init in sorted({(r.get("engine", "python"), r["init"]) for r in rows}):
+        sel = [r for r in rows if r["init"] == init and r.get("engine", "python") == eng]
         ari = np.array([r["item_ari"] for r in sel])
         cari = np.array([r["customer_ari"] for r in sel])
-        out.append(f"\n{init}: item ARI {ari.mean():.3f} (min {ari.min():.3f}, max {ari.max():.3f}); customer ARI "
-                   f"{cari.mean():.3f} (min {cari.min():.3f}, max {cari.max():.3f}) over {len(sel)} seeds")
+        out.append(f"\n{eng}, {init}: item ARI {ari.mean():.3f} (min {ari.min():.3f}, max {ari.max():.3f}); "
+                   f"customer ARI {cari.mean():.3f} (min {cari.min():.3f}, max {cari.max():.3f}) over {len(sel)} seeds")
     return "\n".join(out)
 
 
@@ -162,6 +175,8 @@ def main(argv=None):
     ap.add_argument("--init", choices=("per-index", "per-entry"), default="per-index",
                     help="random initial states drawn per customer/item (default) or per (customer, item) entry")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--engine", choices=("python", "compiled"), default="python",
+                    help="ISBNSampler (Python) or CompiledISBNSampler (numba; the same sampler)")
     ap.add_argument("--paper", action="store_true", help="the seed's generator parameters (1M transactions)")
     ap.add_argument("--dry-run", action="store_true", help="generate only and print the data sizes")
     ap.add_argument("--out", type=Path)
@@ -180,7 +195,7 @@ def main(argv=None):
                           "items_per_transaction": float(np.mean([len(b) for _, b in baskets]))}))
         return
     for seed in a.seeds:
-        res = run(seed, a.iters, cfg, a.init_groups, a.alpha, a.gamma, a.init)
+        res = run(seed, a.iters, cfg, a.init_groups, a.alpha, a.gamma, a.init, a.engine)
         res.update(machine=machine(), git=git_revision(str(Path(__file__).resolve().parents[1])))
         short = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in res.items()
                  if k not in ("n_states_trace", "item_groups_learned", "item_groups_true", "machine", "config")}

@@ -20,8 +20,9 @@ rows' numbers of states; a finite Dirichlet node's alpha stays fixed).
 Memory: dense count tables per latent node b, int32: n_rows_b x cap_parent x cap_b (n_rows_b: values of its
 index, or 1; cap_parent = 1 for a root), plus n_rows_b x cap_parent row totals, plus n_categories x cap_A x cap_B
 for the observations, plus 2 L N int32 for states and rows. Infinite PAM on 20,000 documents with capacities
-64 (super) x 192 (sub): 20,000 x 64 x 192 x 4 B = 0.98 GB. Capacities grow by 1.5x (reallocation, outside the
-kernel) when a sweep runs out of free slots; the chain does not change.
+64 (super) x 192 (sub): 20,000 x 64 x 192 x 4 B = 0.98 GB. Capacities start at max(capacity, 1.25 (K_init + 1))
+and grow by 1.5x (reallocation, outside the kernel; the peak holds the old and the new table of the node and of
+its child) when a sweep runs out of free slots; the chain does not change.
 """
 
 from __future__ import annotations
@@ -214,8 +215,8 @@ class CompiledISBNSampler:
                 lab = np.unique(z0) if N else np.zeros(0, dtype=np.int64)
             z0s.append(z0)
             labels.append(lab)
-        caps = [int(self.n_dir[j]) if self.kind[j] == _DIR else _round_cap(max(int(capacity), len(labels[j]) + 1))
-                for j in range(L)]
+        caps = [int(self.n_dir[j]) if self.kind[j] == _DIR
+                else _round_cap(max(int(capacity), (5 * (len(labels[j]) + 1)) // 4)) for j in range(L)]
         self._alloc(caps)
         for j in range(L):
             lab = labels[j]
