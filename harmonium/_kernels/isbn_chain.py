@@ -399,7 +399,7 @@ def conditional_tables(i, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind,
 
 
 @njit(cache=True, nogil=True)
-def table_counts(rng, Cb, Tb, b, pnode, act, K, tables, kind_b, alpha_tau, S, lengths):
+def table_counts(rng, Cb, Tb, b, pnode, act, K, tables, alpha_tau, S, lengths):
     """Per CPT row of node b (index rows x alive parent slots): with ``tables`` Antoniak counts
     S_{k|l} ~ A[N_{k|l}, alpha tau_k] summed into S[slot] (HDP, seed 002 §4), else the number of states in the
     row (a DP row's CRP tables); row totals N_l > 0 go to ``lengths``. Returns (sum of S, number of rows)."""

@@ -12,8 +12,9 @@ Fast tier:
    tau_k F(x | k) (HDP) and tau1_a tau2_b F(x | b) (PAM), chi-square;
 4. one clear error per unsupported shape and per bad input;
 5. same seed -> same chain (also across capacity growth), different seeds differ; counts match the labels.
-Slow tier: with update_tau and concentration resampling, the partition posterior of the tiny corpus under a
-Gamma prior on alpha is kept (chains from exact draws of the extended posterior).
+Slow tier: Geweke (2004) joint-distribution test of the infinite PAM with tau, alpha and gamma resampled
+(marginal-conditional draws from the Chinese restaurant franchise with Gamma priors on the concentrations
+against successive steps of the engine and words | states); the no-new-state engine fails it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 import pytest
 
 from harmonium.errors import InvalidParameterError
-from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical, Dirichlet, Gaussian, NormalGamma
+from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical, Dirichlet, Gamma, Gaussian, NormalGamma, Poisson
 from harmonium.inference.mcmc.isbn_compiled import NEW, CompiledISBNSampler
 from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
 from harmonium.models.directed import isbn
@@ -310,6 +311,11 @@ def _hdp_data():
                    isbn.Latent("c", isbn.DP(1.0), parents=("a", "b")), _words(("c",))]), "2 latent parents"),
     (isbn.Network([isbn.Latent("z", isbn.HDP(1.0, 1.0), index=("doc", "part")), _words(("z",))],
                   indices=("doc", "part")), "2 data indices"),
+    (isbn.Network([isbn.Latent("c", isbn.Dirichlet(1.0, 3), per=("doc",)),
+                   isbn.Latent("z", isbn.HDP(1.0, 1.0), parents=("c",)), _words(("z",))], indices=("doc",)), "per="),
+    (ex.dp_mixture(Poisson, Gamma(2.0, 1.0)), "Poisson"),
+    (isbn.Network([isbn.Latent("z", isbn.HDP(1.0, 1.0), index=("doc",)),
+                   isbn.Latent("y", isbn.DP(1.0)), _words(("z",))], indices=("doc",)), "0 children"),
 ])
 def test_unsupported_networks_name_the_feature_and_the_python_engine(net, match):
     with pytest.raises(InvalidParameterError, match=match) as e:

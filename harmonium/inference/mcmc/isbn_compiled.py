@@ -406,7 +406,7 @@ class CompiledISBNSampler:
             S = np.zeros(self.used.shape[1], dtype=np.int64)
             lengths = np.zeros(self.C[j].shape[0] * (1 if pnode < 0 else max(int(self.K[pnode]), 1)), np.int64)
             m, nl = kc.table_counts(rng, self.C[j], self.T[j], j, pnode, self.act, self.K,
-                                    self.kind[j] == _HDP, self.kind[j], self.extra[j], S, lengths)
+                                    self.kind[j] == _HDP, self.extra[j], S, lengths)
             K = int(self.K[j])
             if self.sample_concentration and nl > 0:
                 self.alpha_[j] = resample_alpha(rng, float(self.alpha_[j]), int(m), lengths[:nl].astype(np.float64),
