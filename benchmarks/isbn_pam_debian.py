@@ -231,10 +231,21 @@ def worker(cfg: dict) -> dict:
     return res
 
 
-def _order(system: str):
-    if system.startswith("lda:"):
-        return (0, int(system.split(":")[1]))
-    return (1 if system == "hdp" else 2, 0)
+def _label(r: dict) -> str:
+    """The row name of a run: the system plus its initialisation (HDP topics, PAM super x sub states)."""
+    if r["system"] == "hdp":
+        return f"hdp, {r['initial_topics']} initial topics"
+    if r["system"] == "pam":
+        k1, k2 = r["pam_init"]
+        conc = "" if r.get("pam_concentration", "sample") == "sample" else ", fixed alpha = gamma = 1"
+        return f"pam, init {k1} x {k2}{conc}" + ("" if r.get("engine", "compiled") == "compiled" else " (python)")
+    return r["system"]
+
+
+def _order(label: str):
+    if label.startswith("lda:"):
+        return (0, int(label.split(":")[1]), label)
+    return (1 if label.startswith("hdp") else 2, 0, label)
 
 
 def tables(records: list[dict]) -> str:
@@ -254,7 +265,7 @@ def tables(records: list[dict]) -> str:
         lines.append("|---|---|---|---|---|---|---|---|")
         by_sys: dict[str, list[dict]] = {}
         for r in recs:
-            by_sys.setdefault(r["system"], []).append(r)
+            by_sys.setdefault(_label(r), []).append(r)
         for system in sorted(by_sys, key=_order):
             v = by_sys[system]
             ok = [r for r in v if "error" not in r]
