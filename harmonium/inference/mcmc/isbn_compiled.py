@@ -549,11 +549,7 @@ class CompiledISBNSampler:
         for j in range(self.L):  # one free slot per infinite node for the pooled NEW state
             while self.inf[j] and self.K[j] >= self.caps[j]:
                 self._grow(j)
-        saveN, self.N = self.N, M
-        try:
-            rowidx, n_rows = self._rows(index, M, "fold_in index")
-        finally:
-            self.N = saveN
+        rowidx, n_rows = self._rows(index, M, "fold_in index")
         L = self.L
         upd = np.array([bool(self.net.node(b).index) for b in self.names], dtype=np.bool_)
         C = [np.zeros((int(n_rows[j]),) + self.C[j].shape[1:], np.int32) if upd[j] else self.C[j].copy()
