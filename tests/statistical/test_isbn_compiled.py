@@ -289,6 +289,53 @@ def test_fold_in_first_pass_uses_the_documents_own_counts(own_counts, ok):
     assert (pv > ALPHA_TEST) == ok, pv
 
 
+@pytest.mark.parametrize("item_rows, ok", [(True, True), (False, False)])
+def test_fold_in_new_customers_over_training_items_follow_the_frozen_bihdp_conditional(item_rows, ok):
+    """BiHDP completion for new one-entry customers of a training item i (``new_indices=("customer",)``):
+    p(a, b) ~ tau1_a (alpha2 tau2_b + N_{b|i}) / (alpha2 + N_i) F(x | a, b) with the item row frozen (pooled NEW
+    included). The control target without the item's own row must be rejected."""
+    rng = np.random.default_rng(17)
+    net = _nets()["bihdp"]
+    cust, item = np.meshgrid(np.arange(30), np.arange(12), indexing="ij")
+    cust, item = cust.ravel(), item.ravel()
+    x = (rng.random(cust.size) < np.where((cust % 2) == (item % 2), 0.8, 0.1)).astype(np.int64)
+    eng = CompiledISBNSampler(net, {"customer": cust, "item": item}, {"x": x})
+    for _ in range(20):
+        eng.step(rng)
+    before = _snapshot(eng)
+    i, xi, n_new = 3, 1, 1500
+    t1, t2, a2 = eng.tau("customer_group"), eng.tau("item_group"), eng.alpha("item_group")
+    n_bi = np.append(eng.latent_counts("item_group")[i, 0], 0.0)
+    w2 = (a2 * t2 + n_bi) / (a2 + n_bi.sum()) if item_rows else t2
+    cnt = eng.observed_counts().astype(float)
+    f = np.full((t1.size, t2.size), eng.pa[xi] / eng.pa_sum)
+    f[:-1, :-1] = (eng.pa[xi] + cnt[:, :, xi]) / (eng.pa_sum + cnt.sum(axis=2))
+    target = (t1[:, None] * w2[None, :] * f).ravel()
+    target /= target.sum()
+    out = eng.fold_in({"customer": np.arange(n_new), "item": np.full(n_new, i)}, {"x": np.full(n_new, xi)},
+                      n_sweeps=2, rng=rng, new_indices=("customer",))
+    for u, v in zip(before, _snapshot(eng), strict=True):
+        np.testing.assert_array_equal(u, v)
+    c1 = {v: j for j, v in enumerate(np.append(eng.states("customer_group"), NEW))}
+    c2 = {v: j for j, v in enumerate(np.append(eng.states("item_group"), NEW))}
+    code = np.array([c1[u] * t2.size + c2[v] for u, v in zip(out["customer_group"].ravel(),
+                                                              out["item_group"].ravel(), strict=True)])
+    pv = chi2_pvalue(np.bincount(code, minlength=target.size).astype(float), target)
+    assert (pv > ALPHA_TEST) == ok, pv
+
+
+def test_fold_in_frozen_index_values_must_be_training_values():
+    rng = np.random.default_rng(1)
+    cust, item = np.repeat(np.arange(4), 3), np.tile(np.arange(3), 4)
+    eng = CompiledISBNSampler(_nets()["bihdp"], {"customer": cust, "item": item}, {"x": rng.integers(0, 2, 12)})
+    with pytest.raises(InvalidParameterError, match="training values < 3"):
+        eng.fold_in({"customer": np.array([0]), "item": np.array([5])}, {"x": np.array([1])}, n_sweeps=1, rng=rng,
+                    new_indices=("customer",))
+    with pytest.raises(InvalidParameterError, match="new_indices must name"):
+        eng.fold_in({"customer": np.array([0]), "item": np.array([1])}, {"x": np.array([1])}, n_sweeps=1, rng=rng,
+                    new_indices=("doc",))
+
+
 # -- 4. errors ----------------------------------------------------------------------------------------
 def _hdp_data():
     return {"doc": np.array([0, 0, 1])}, {"w": np.array([0, 1, 2])}

@@ -522,7 +522,8 @@ class CompiledISBNSampler:
         return configs, np.asarray(probs)
 
     # -- fold-in (document completion with the training state frozen) ----------------------------------
-    def fold_in(self, index: dict, observed: dict, *, n_sweeps: int, rng: np.random.Generator) -> dict:
+    def fold_in(self, index: dict, observed: dict, *, n_sweeps: int, rng: np.random.Generator,
+                new_indices: tuple | None = None) -> dict:
         """Sample the latent states of held-out items with the training state frozen.
 
         The held-out items carry new values of the data indices (numbered from 0 in their own space, e.g. the
@@ -533,6 +534,10 @@ class CompiledISBNSampler:
         predictive F; by the aggregation property of the Dirichlet this is exact for the row of one node, and
         an approximation below a NEW parent (whose pooled children share one row). The first sweep adds the
         items sequentially; each later sweep is a Gibbs scan. Nothing of the training state changes.
+
+        ``new_indices``: the data indices whose values are new (default: all). Nodes specific to another index
+        read their training rows (frozen), the held-out values being training values (e.g. BiHDP completion
+        for new customers over the training items: ``new_indices=("customer",)``).
 
         Returns {latent node: (n_sweeps, N_new) int64 labels}.
         """
@@ -549,9 +554,20 @@ class CompiledISBNSampler:
         for j in range(self.L):  # one free slot per infinite node for the pooled NEW state
             while self.inf[j] and self.K[j] >= self.caps[j]:
                 self._grow(j)
+        new_indices = tuple(self.net.indices) if new_indices is None else tuple(new_indices)
+        if set(new_indices) - set(self.net.indices):
+            raise InvalidParameterError(f"CompiledISBNSampler.fold_in: new_indices must name data indices of the "
+                                        f"network {self.net.indices}; got {new_indices}.")
         rowidx, n_rows = self._rows(index, M, "fold_in index")
         L = self.L
-        upd = np.array([bool(self.net.node(b).index) for b in self.names], dtype=np.bool_)
+        upd = np.array([bool(self.net.node(b).index) and self.net.node(b).index[0] in new_indices
+                        for b in self.names], dtype=np.bool_)
+        for j, b in enumerate(self.names):
+            ix = self.net.node(b).index
+            if ix and not upd[j] and M and rowidx[j].max() >= self.n_rows[j]:
+                raise InvalidParameterError(
+                    f"CompiledISBNSampler.fold_in: index[{ix[0]!r}] is not in new_indices, so its values must be "
+                    f"training values < {self.n_rows[j]}; got {int(rowidx[j].max())}.")
         C = [np.zeros((int(n_rows[j]),) + self.C[j].shape[1:], np.int32) if upd[j] else self.C[j].copy()
              for j in range(L)]
         T = [np.zeros(c.shape[:2], np.int32) if upd[j] else self.T[j].copy() for j, c in enumerate(C)]
