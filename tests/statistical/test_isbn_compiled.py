@@ -5,7 +5,8 @@ Fast tier:
    engine's enumeration ``ISBNSampler(method="enumerate").joint_conditional`` to 1e-10 on random states
    (gapped labels, random tau, empty rows and NEW parent rows) for HDP, infinite PAM, nested DP, a finite
    Dirichlet chain, POM (an HDP CPT shared by all documents), a three-node mixed chain, BiHDP with Bernoulli
-   and Binomial x and a two-chain "BiPAM"; negative control: an engine that never offers a new state fails;
+   and Binomial x and a two-chain "BiPAM"; negative controls: an engine that never offers a new state and a
+   kernel whose new-parent rows ignore the child's prior fail;
 2. chains started from exact draws of p(z, tau | w) of the enumerable HDP corpus of ``_hdp_tiny`` keep the
    partition posterior after two ``step``s (chi-square), and the no-new-state engine fails;
 3. fold-in: the training state is untouched; one-token held-out documents follow the frozen conditional
@@ -107,6 +108,52 @@ class NoNewState(CompiledISBNSampler):
         self.inf[:] = 0
 
 
+def _broken_new_parent_row_kernels():
+    """A copy of the kernel module whose row of a NEW parent state ignores the child's prior (every child state
+    weighs 1 instead of tau_k, 0 or 1/K; the empty-row message likewise): built once, not cached on disk."""
+    import importlib.util
+    import inspect
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from harmonium._kernels import isbn_chain
+
+    name = "_isbn_chain_broken_new_parent_row"
+    if name in sys.modules:
+        return sys.modules[name]
+    src = inspect.getsource(isbn_chain).replace("cache=True, ", "")
+    fixes = [("""        inv = 1.0 / alpha[b]
+        for kk in range(Kb):
+            out[kk] = extra[b, act[b, kk]] * inv""", """        inv = 1.0
+        for kk in range(Kb):
+            out[kk] = 1.0"""),
+             ("""            else:
+                msg[p, pp] = sh / alpha[b]""", """            else:
+                t = newmass[b] * msg[b, Kb] if inf[b] else 0.0
+                for kk in range(Kb):
+                    t += msg[b, kk]
+                msg[p, pp] = t""")]
+    for old, new in fixes:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sys.modules[name] = mod
+    return mod
+
+
+class BrokenNewParentRow(CompiledISBNSampler):
+    """Negative control: the CPT row of a new parent state is not the empty-row prior."""
+
+    def __init__(self, *args, **kwargs):
+        type(self)._kc = _broken_new_parent_row_kernels()
+        super().__init__(*args, **kwargs)
+
+
 def _conditionals_agree(cls, name, seed):
     rng = np.random.default_rng(seed)
     net = _nets()[name]
@@ -137,6 +184,11 @@ def test_joint_conditional_equals_enumeration(name):
 @pytest.mark.parametrize("name", ["hdp", "pam", "nested_dp", "bihdp", "bipam"])
 def test_no_new_state_engine_fails_the_conditional_test(name):
     assert not _conditionals_agree(NoNewState, name, seed=11)
+
+
+@pytest.mark.parametrize("name", ["pam", "mixed3", "bipam"])
+def test_broken_new_parent_row_fails_the_conditional_test(name):
+    assert not _conditionals_agree(BrokenNewParentRow, name, seed=11)
 
 
 def test_conditional_after_sweeps_with_new_and_retired_states():
@@ -579,7 +631,7 @@ def _tau_of_used(eng, b, z):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False)])
+@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (BrokenNewParentRow, False)])
 def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
     from harmonium.evaluation.diagnostics import mcse_mean
 

@@ -153,6 +153,8 @@ class CompiledISBNSampler:
         Initial number of state slots per infinite node (grown by reallocation when needed).
     """
 
+    _kc = kc  # the kernel module (a test swaps in a deliberately broken copy)
+
     def __init__(self, network: Network, index: dict, observed: dict, *, init: dict | None = None,
                  tau: dict | None = None, sample_concentration: bool = False,
                  concentration_prior: tuple = (1.0, 1.0), capacity: int = 64):
@@ -235,7 +237,7 @@ class CompiledISBNSampler:
                 self.tau_[j, :K] = t[:K]
                 self.tau_u[j] = t[K]
         self._refresh_weights()
-        kc.add_all(1, self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used,
+        self._kc.add_all(1, self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used,
                    np.ones(L, dtype=np.bool_), self.obs, self.obs_tot, self.obs_inv, self.xv, self.okind, self.n_trials,
                    self.pa_sum)
 
@@ -390,7 +392,7 @@ class CompiledISBNSampler:
         start = 0
         while start < self.N:
             P, msg, tmp, pos, rp, rt, rtu = self._work()
-            start = kc.sweep(rng, start, *self._sweep_args(), 0, upd, True, False, P, msg, tmp, pos, rp, rt, rtu)
+            start = self._kc.sweep(rng, start, *self._sweep_args(), 0, upd, True, False, P, msg, tmp, pos, rp, rt, rtu)
             if start < self.N:
                 for j in range(self.L):
                     if self.inf[j] and self.K[j] >= self.caps[j]:
@@ -405,7 +407,7 @@ class CompiledISBNSampler:
             pnode = self._parent(j)
             S = np.zeros(self.used.shape[1], dtype=np.int64)
             lengths = np.zeros(self.C[j].shape[0] * (1 if pnode < 0 else max(int(self.K[pnode]), 1)), np.int64)
-            m, nl = kc.table_counts(rng, self.C[j], self.T[j], j, pnode, self.act, self.K,
+            m, nl = self._kc.table_counts(rng, self.C[j], self.T[j], j, pnode, self.act, self.K,
                                     self.kind[j] == _HDP, self.extra[j], S, lengths)
             K = int(self.K[j])
             if self.sample_concentration and nl > 0:
@@ -486,7 +488,7 @@ class CompiledISBNSampler:
 
     def log_joint(self) -> float:
         """log p(x, z | tau) collapsed (eqs. 1-2), without the multinomial coefficients of Binomial x."""
-        return float(kc.log_joint(self.nA, _pad(self.C), _pad(self.T), self.act, self.K, self.inf, self.kind,
+        return float(self._kc.log_joint(self.nA, _pad(self.C), _pad(self.T), self.act, self.K, self.inf, self.kind,
                                   self.alpha_, self.extra, self.newmass, self.obs, self.obs_tot, self.okind,
                                   self.n_trials, self.pa, self.pa_sum))
 
@@ -500,11 +502,11 @@ class CompiledISBNSampler:
         P, msg, tmp, pos, rp, rt, rtu = self._work()
         dom = np.full((self.L, self.used.shape[1] + 1), -2, dtype=np.int64)
         D = np.zeros(self.L, dtype=np.int64)
-        kc.conditional_tables(int(i), self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used, self.act,
-                              self.posof, self.K, self.inf, self.kind, self.alpha_, self.tau_, self.tau_u, self.extra,
-                              self.newmass, self.obs, self.obs_tot, self.obs_inv, self.xv, self.okind, self.n_trials,
-                              self.pa,
-                              self.pa_sum, np.ones(self.L, dtype=np.bool_), P, msg, tmp, rp, rt, rtu, dom, D)
+        self._kc.conditional_tables(
+            int(i), self.nA, _pad(self.C), _pad(self.T), self.rowidx, self.z, self.used, self.act, self.posof, self.K,
+            self.inf, self.kind, self.alpha_, self.tau_, self.tau_u, self.extra, self.newmass, self.obs, self.obs_tot,
+            self.obs_inv, self.xv, self.okind, self.n_trials, self.pa, self.pa_sum, np.ones(self.L, dtype=np.bool_),
+            P, msg, tmp, rp, rt, rtu, dom, D)
         L, nA = self.L, self.nA
         configs, probs = [], []
         for ps in itertools.product(*(range(int(D[j])) for j in range(L))):
@@ -593,7 +595,7 @@ class CompiledISBNSampler:
                   self.next_label.copy(), self.obs.copy(), self.obs_tot.copy(), self.obs_inv.copy())
         out = {b: np.empty((n_sweeps, M), dtype=np.int64) for b in self.names}
         for t in range(n_sweeps):
-            kc.sweep(rng, 0, self.nA, _pad(C), _pad(T), rowidx, z, used, act, posof, K, inf, self.kind, *frozen,
+            self._kc.sweep(rng, 0, self.nA, _pad(C), _pad(T), rowidx, z, used, act, posof, K, inf, self.kind, *frozen,
                      xv, self.okind, self.n_trials, self.pa, self.pa_sum, 1, upd, False, t == 0, P, msg, tmp, pos, rp,
                      rt, rtu)
             for j, b in enumerate(self.names):
