@@ -662,3 +662,26 @@ def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
     se_s = mcse_mean(succ[None, :, :])
     zscore = (fwd.mean(axis=0) - succ.mean(axis=0)) / np.sqrt(se_f**2 + se_s**2)
     assert bool(np.all(np.abs(zscore) < Z_LIMIT)) == ok, zscore
+
+
+def test_make_sampler_picks_the_compiled_engine_when_it_can():
+    from harmonium.inference.mcmc.isbn_compiled import make_sampler
+
+    doc, w = np.repeat(np.arange(3), 4), np.arange(12) % 3
+    hdp_net = ex.hdp(3)
+    assert isinstance(make_sampler(hdp_net, {"doc": doc}, {"w": w}), CompiledISBNSampler)
+    assert type(make_sampler(hdp_net, {"doc": doc}, {"w": w}, engine="python")) is ISBNSampler
+    assert type(make_sampler(hdp_net, {"doc": doc}, {"w": w}, method="enumerate")) is ISBNSampler
+    re_net = ex.hdp_random_effects(3)  # a RandomEffects observation: Python engine only
+    assert type(make_sampler(re_net, {"doc": doc}, {"w": w})) is ISBNSampler
+    with pytest.raises(InvalidParameterError, match="CompiledISBNSampler supports"):
+        make_sampler(re_net, {"doc": doc}, {"w": w}, engine="compiled")
+    with pytest.raises(InvalidParameterError, match="exist in the Python engine only"):
+        make_sampler(hdp_net, {"doc": doc}, {"w": w}, engine="compiled", present={"w": np.ones(12, bool)})
+    with pytest.raises(InvalidParameterError, match="engine must be"):
+        make_sampler(hdp_net, {"doc": doc}, {"w": w}, engine="numba")
+    bad = isbn.Network([isbn.Latent("z", isbn.HDP(1.0, 1.0), parents=("q",)),
+                        isbn.Observed("w", Categorical, Dirichlet(np.ones(3)), parents=("z",),
+                                      fixed={"n_categories": 3})])
+    with pytest.raises(InvalidParameterError, match="unknown parent 'q'"):
+        make_sampler(bad, {}, {"w": w})

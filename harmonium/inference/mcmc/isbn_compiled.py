@@ -601,3 +601,36 @@ class CompiledISBNSampler:
             for j, b in enumerate(self.names):
                 out[b][t] = label[j, z[j]]
         return out
+
+
+def make_sampler(network: Network, index: dict, observed: dict, *, engine: str = "auto", **options):
+    """The engine for ``network``: :class:`CompiledISBNSampler` when it supports the network's shape and the
+    options, else the general Python :class:`~harmonium.inference.mcmc.isbn_gibbs.ISBNSampler`.
+
+    ``engine``: ``"auto"``, ``"compiled"`` (unsupported shapes raise the compiled engine's error naming the
+    feature) or ``"python"``. ``options`` go to the engine's constructor (``init``, ``tau``,
+    ``sample_concentration``, ``concentration_prior``; ``method`` and ``present`` exist in the Python engine
+    only and select it under ``"auto"``; ``capacity`` in the compiled engine only). Both engines draw the same
+    states from the same seed, so the choice changes the speed, not the chain.
+    """
+    from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
+
+    if engine not in ("auto", "compiled", "python"):
+        raise InvalidParameterError(f"make_sampler: engine must be 'auto', 'compiled' or 'python'; got {engine!r}.")
+    python_only = {"method", "present"} & set(options)
+    if engine == "python" or (engine == "auto" and python_only):
+        options.pop("capacity", None)
+        return ISBNSampler(network, index, observed, **options)
+    if engine == "compiled" and python_only:
+        raise InvalidParameterError(
+            f"make_sampler(engine='compiled'): {sorted(python_only)} exist in the Python engine only; drop them or "
+            "use engine='auto' / 'python'.")
+    if engine == "auto":
+        try:
+            plan_chains(network)
+        except InvalidParameterError as err:
+            if "CompiledISBNSampler supports" not in str(err):
+                raise  # an invalid declaration, not an unsupported shape
+            options.pop("capacity", None)
+            return ISBNSampler(network, index, observed, **options)
+    return CompiledISBNSampler(network, index, observed, **options)
