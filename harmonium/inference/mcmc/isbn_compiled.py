@@ -610,8 +610,9 @@ def make_sampler(network: Network, index: dict, observed: dict, *, engine: str =
     ``engine``: ``"auto"``, ``"compiled"`` (unsupported shapes raise the compiled engine's error naming the
     feature) or ``"python"``. ``options`` go to the engine's constructor (``init``, ``tau``,
     ``sample_concentration``, ``concentration_prior``; ``method`` and ``present`` exist in the Python engine
-    only and select it under ``"auto"``; ``capacity`` in the compiled engine only). Both engines draw the same
-    states from the same seed, so the choice changes the speed, not the chain.
+    only and select it under ``"auto"``; ``capacity`` in the compiled engine only). Both engines sample the same
+    chain (their sweeps draw the same states from the same seed; the tau updates take their random numbers in
+    another order, so long runs part), so the choice changes the speed, not the model.
     """
     from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
 
