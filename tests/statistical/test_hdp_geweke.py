@@ -19,33 +19,13 @@ from harmonium.evaluation.diagnostics import mcse_mean
 from harmonium.inference.mcmc import hdp_direct_assignment as da
 from harmonium.models.directed.hdp import HDPModel
 
+from ._crf import crf_draw
 from .test_hdp_exact import broken_sweep
 
 LENGTHS = [4, 6, 3]
 V, ALPHA, GAMMA, BETA = 4, 1.5, 1.2, 0.6
 Z_LIMIT = 4.5  # per statistic; 4 statistics x 2 tails: false-alarm rate < 1e-4
-
-
-def _crf(rng):
-    z, dish_tables = [], []
-    for n_j in LENGTHS:
-        sizes, dishes = [], []
-        for _ in range(n_j):
-            w = np.array(sizes + [ALPHA])
-            t = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
-            if t == len(sizes):
-                wd = np.array(dish_tables + [GAMMA])
-                k = int(np.searchsorted(np.cumsum(wd), rng.random() * wd.sum(), side="right"))
-                if k == len(dish_tables):
-                    dish_tables.append(0)
-                dish_tables[k] += 1
-                sizes.append(0)
-                dishes.append(k)
-            sizes[t] += 1
-            z.append(dishes[t])
-    m = np.array(dish_tables, dtype=np.float64)
-    g = np.append(rng.gamma(m), rng.gamma(GAMMA))
-    return np.array(z), g / g.sum()
+DOCS = np.repeat(np.arange(len(LENGTHS)), LENGTHS).tolist()
 
 
 def _words(rng, z):
@@ -67,7 +47,7 @@ DOC_PTR = np.concatenate([[0], np.cumsum(LENGTHS)]).astype(np.int64)
 
 def _successive(rng, make_kernel, n_steps):
     model = HDPModel(BETA, V)
-    z, tau = _crf(rng)
+    z, tau = crf_draw(rng, DOCS, ALPHA, GAMMA)
     w = _words(rng, z)
     out = np.empty((n_steps, 4))
     for s in range(n_steps):
@@ -86,7 +66,7 @@ def _successive(rng, make_kernel, n_steps):
 def _forward(rng, n):
     out = np.empty((n, 4))
     for s in range(n):
-        z, tau = _crf(rng)
+        z, tau = crf_draw(rng, DOCS, ALPHA, GAMMA)
         out[s] = _stats(z, _words(rng, z), tau[-1])
     return out
 

@@ -33,6 +33,7 @@ from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 
 from . import _hdp_tiny as T
+from ._crf import crf_draw
 from .test_hdp_exact import chi2_pvalue
 
 ALPHA_TEST = 1e-4
@@ -580,32 +581,10 @@ G_DOC = np.repeat(np.arange(len(G_LENGTHS)), G_LENGTHS)
 Z_LIMIT = 4.5  # per statistic and tail; 7 statistics: false-alarm rate < 1e-4
 
 
-def _crf_draw(rng, rows, alpha, gamma):
-    """Chinese restaurant franchise: states of items whose CPT rows are ``rows`` (one restaurant per row, dishes
-    shared through the global tables), and tau | m ~ Dir(m, gamma)."""
-    rest, dish_tables, z = {}, [], []
-    for r in rows:
-        sizes, dishes = rest.setdefault(r, ([], []))
-        wt = np.array(sizes + [alpha])
-        t = int(np.searchsorted(np.cumsum(wt), rng.random() * wt.sum(), side="right"))
-        if t == len(sizes):
-            wd = np.array(dish_tables + [gamma])
-            k = int(np.searchsorted(np.cumsum(wd), rng.random() * wd.sum(), side="right"))
-            if k == len(dish_tables):
-                dish_tables.append(0)
-            dish_tables[k] += 1
-            sizes.append(0)
-            dishes.append(k)
-        sizes[t] += 1
-        z.append(dishes[t])
-    g = np.append(rng.gamma(np.array(dish_tables, dtype=float)), rng.gamma(gamma))
-    return np.array(z), g / g.sum()
-
-
 def _pam_prior(rng):
     conc = rng.gamma(G_PRIOR[0], 1.0 / G_PRIOR[1], size=4)  # alpha1, gamma1, alpha2, gamma2
-    z1, t1 = _crf_draw(rng, G_DOC.tolist(), conc[0], conc[1])
-    z2, t2 = _crf_draw(rng, list(zip(G_DOC.tolist(), z1.tolist(), strict=True)), conc[2], conc[3])
+    z1, t1 = crf_draw(rng, G_DOC.tolist(), conc[0], conc[1])
+    z2, t2 = crf_draw(rng, list(zip(G_DOC.tolist(), z1.tolist(), strict=True)), conc[2], conc[3])
     return z1, z2, t1, t2, conc
 
 

@@ -157,33 +157,39 @@ def _loop_cases():
 LOOPS = _loop_cases()
 
 
+# the two exact routes for any network: (conditional of item i, one draw for a removed item i)
+ROUTES = {"eliminate": ("eliminate_conditional", "_eliminate_sample"),
+          "junction_tree": ("junction_conditional", "_junction_sample")}
+
+
+@pytest.mark.parametrize("method", list(ROUTES))
 @pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
 @pytest.mark.parametrize("case", LOOPS + CASES, ids=[c[0] for c in LOOPS + CASES])
-def test_elimination_equals_enumeration(case, cls, ok):
+def test_exact_routes_equal_enumeration(case, cls, ok, method):
     _, net, index, observed, init = case
-    engine = cls(net, index, observed, init=init, method="eliminate")
+    engine = cls(net, index, observed, init=init, method=method)
     agree = []
     for i in range(N):
         c1, p1 = engine.joint_conditional(i)
-        c2, p2 = engine.eliminate_conditional(i)
+        c2, p2 = getattr(engine, ROUTES[method][0])(i)
         assert c1 == c2
         agree.append(np.allclose(p1, p2, rtol=1e-10, atol=1e-14))
     assert all(agree) == ok
 
 
+@pytest.mark.parametrize("method, case, i, seed", [("eliminate", 0, 3, 12), ("junction_tree", 1, 2, 13)])
 @pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
-def test_elimination_draws_follow_the_conditional(cls, ok):
-    _, net, index, observed, init = LOOPS[0]
-    engine = cls(net, index, observed, init=init)
+def test_exact_route_draws_follow_the_conditional(cls, ok, method, case, i, seed):
+    _, net, index, observed, init = LOOPS[case]
+    engine = cls(net, index, observed, init=init, method=method)
     ref = ig.ISBNSampler(net, index, observed, init=init, method="enumerate")
-    i = 3
     configs, p = ref.joint_conditional(i)
     where = {c: j for j, c in enumerate(configs)}
-    rng = np.random.default_rng(12)
+    rng = np.random.default_rng(seed)
     engine._remove(i)
     counts = np.zeros(len(configs))
     for _ in range(1500):
-        counts[where[engine._eliminate_sample(i, rng)]] += 1
+        counts[where[getattr(engine, ROUTES[method][1])(i, rng)]] += 1
     pv = chi2_pvalue(counts, p)
     assert (pv > ALPHA_TEST) == ok, pv
 
@@ -247,35 +253,3 @@ def test_junction_tree_of_the_loops():
     assert dia.junction.parent.count(-1) == 1
     chain = ig.ISBNSampler(CASES[0][1], CASES[0][2], CASES[0][3], init=CASES[0][4])
     assert len(chain.junction.cliques) == 2  # a chain's cliques are its pairwise factors
-
-
-@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
-@pytest.mark.parametrize("case", LOOPS + CASES, ids=[c[0] for c in LOOPS + CASES])
-def test_junction_tree_equals_enumeration(case, cls, ok):
-    _, net, index, observed, init = case
-    engine = cls(net, index, observed, init=init, method="junction_tree")
-    agree = []
-    for i in range(N):
-        c1, p1 = engine.joint_conditional(i)
-        c2, p2 = engine.junction_conditional(i)
-        assert c1 == c2
-        agree.append(np.allclose(p1, p2, rtol=1e-10, atol=1e-14))
-    assert all(agree) == ok
-
-
-@pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (BrokenCombine, False)])
-def test_junction_tree_draws_follow_the_conditional(cls, ok):
-    _, net, index, observed, init = LOOPS[1]
-    engine = cls(net, index, observed, init=init)
-    assert engine.method == "junction_tree"
-    ref = ig.ISBNSampler(net, index, observed, init=init, method="enumerate")
-    i = 2
-    configs, p = ref.joint_conditional(i)
-    where = {c: j for j, c in enumerate(configs)}
-    rng = np.random.default_rng(13)
-    engine._remove(i)
-    counts = np.zeros(len(configs))
-    for _ in range(1500):
-        counts[where[engine._junction_sample(i, rng)]] += 1
-    pv = chi2_pvalue(counts, p)
-    assert (pv > ALPHA_TEST) == ok, pv

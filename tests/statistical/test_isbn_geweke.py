@@ -18,6 +18,7 @@ from harmonium.evaluation.diagnostics import mcse_mean
 from harmonium.inference.mcmc import isbn_gibbs as ig
 from harmonium.models.directed import isbn_examples as ex
 
+from ._crf import crf_draw
 from .test_isbn_random_effects import OneTablePerCell
 
 LENGTHS = [4, 5, 3]
@@ -25,27 +26,6 @@ DOC = np.repeat(np.arange(len(LENGTHS)), LENGTHS)
 V, BETA, ETA = 3, 2.0, 0.7
 PRIOR = (3.0, 2.0)  # Gamma(shape, rate) of alpha and gamma
 Z_LIMIT = 4.5
-
-
-def _crf(rng, alpha, gamma):
-    z, dish_tables = [], []
-    for n_j in LENGTHS:
-        sizes, dishes = [], []
-        for _ in range(n_j):
-            w = np.array(sizes + [alpha])
-            t = int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
-            if t == len(sizes):
-                wd = np.array(dish_tables + [gamma])
-                k = int(np.searchsorted(np.cumsum(wd), rng.random() * wd.sum(), side="right"))
-                if k == len(dish_tables):
-                    dish_tables.append(0)
-                dish_tables[k] += 1
-                sizes.append(0)
-                dishes.append(k)
-            sizes[t] += 1
-            z.append(dishes[t])
-    g = np.append(rng.gamma(np.array(dish_tables, float)), rng.gamma(gamma))
-    return np.array(z), g / g.sum()
 
 
 def _words(rng, z, psi):
@@ -68,7 +48,7 @@ def _forward(rng, n):
     out = np.empty((n, 5))
     for s in range(n):
         alpha, gamma = rng.gamma(PRIOR[0], 1 / PRIOR[1], 2)
-        z, _ = _crf(rng, alpha, gamma)
+        z, _ = crf_draw(rng, DOC.tolist(), alpha, gamma)
         psi = {k: rng.dirichlet(np.full(V, ETA)) for k in np.unique(z)}
         out[s] = _stats(z, _words(rng, z, psi), alpha, gamma, psi)
     return out
@@ -77,7 +57,7 @@ def _forward(rng, n):
 def _successive(rng, cls, n):
     net = ex.hdp_random_effects(V, beta=BETA, eta=ETA)
     alpha, gamma = rng.gamma(PRIOR[0], 1 / PRIOR[1], 2)
-    z, tau = _crf(rng, alpha, gamma)
+    z, tau = crf_draw(rng, DOC.tolist(), alpha, gamma)
     psi = {k: rng.dirichlet(np.full(V, ETA)) for k in np.unique(z)}
     w = _words(rng, z, psi)
     out = np.empty((n, 5))
