@@ -243,9 +243,10 @@ def _label(r: dict) -> str:
 
 
 def _order(label: str):
-    if label.startswith("lda:"):
-        return (0, int(label.split(":")[1]), label)
-    return (1 if label.startswith("hdp") else 2, 0, label)
+    import re
+
+    nums = [int(x) for x in re.findall(r"\d+", label)]
+    return ({"lda": 0, "hdp": 1}.get(label[:3], 2), nums[-1] if nums else 0, label)
 
 
 def tables(records: list[dict]) -> str:
