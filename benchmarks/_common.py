@@ -239,6 +239,24 @@ def run_in_subprocess(cfg: dict, timeout: float, script: str) -> dict:
     return res
 
 
+def run_recorded(cfg: dict, timeout: float, script: str, *, quiet_cores: float, max_wait: float,
+                 out: Path | None) -> dict:
+    """Wait for a quiet machine, run one configuration in a subprocess (:func:`run_in_subprocess`), add the
+    load before it, and append the record to the JSONL file ``out`` (if given) at once: no lost runs."""
+    quiet = wait_quiet(quiet_cores, max_wait)
+    r = run_in_subprocess(cfg, timeout, script)
+    r.update(quiet)
+    if out:
+        with Path(out).open("a") as f:
+            f.write(json.dumps(r) + "\n")
+    return r
+
+
+def read_records(paths) -> list[dict]:
+    """The records of one or more JSONL result files, in order."""
+    return [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
+
+
 # -- provenance -----------------------------------------------------------------------------
 def machine() -> dict:
     cpu = platform.processor()

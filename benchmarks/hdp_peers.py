@@ -314,7 +314,7 @@ def main(argv=None) -> None:
     ap.add_argument("--max-wait", type=float, default=60)
     args = ap.parse_args(argv)
     if args.table:
-        recs = [json.loads(x) for p in args.table for x in Path(p).read_text().splitlines() if x.strip()]
+        recs = C.read_records(args.table)
         print(tables(recs))
         return
     meta = {"command": "python " + " ".join(shlex.quote(a) for a in ["benchmarks/hdp_peers.py", *argv]),
@@ -328,13 +328,9 @@ def main(argv=None) -> None:
                    "initial_topics": args.initial_topics, "repeat": rep, "seed": args.seed + rep, "threads": 1,
                    **meta}
             print(f"[{time.strftime('%H:%M:%S')}] {system} rep={rep} ...", end=" ", flush=True)
-            quiet = C.wait_quiet(args.quiet_cores, args.max_wait)
-            r = C.run_in_subprocess(cfg, args.timeout, __file__)
-            r.update(quiet)
+            r = C.run_recorded(cfg, args.timeout, __file__, quiet_cores=args.quiet_cores, max_wait=args.max_wait,
+                                out=out)
             records.append(r)
-            if out:
-                with out.open("a") as f:
-                    f.write(json.dumps(r) + "\n")
             if "error" in r:
                 print(f"FAILED {r['error'][:300]}", flush=True)
             else:

@@ -245,7 +245,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     if args.table:
-        recs = [json.loads(line) for p in args.table for line in Path(p).read_text().splitlines() if line.strip()]
+        recs = C.read_records(args.table)
         print(tables(recs, args.target_perplexity, args.max_other_load))
         return
 
@@ -278,13 +278,9 @@ def main(argv=None) -> None:
                            "transform_iters": args.transform_iters, "options": options, **meta}
                     print(f"[{time.strftime('%H:%M:%S')}] {args.corpus} K={K} {system} threads={threads} "
                           f"rep={rep} ...", end=" ", flush=True)
-                    quiet = C.wait_quiet(args.quiet_cores, args.max_wait)
-                    r = C.run_in_subprocess(cfg, args.timeout, __file__)
-                    r.update(quiet)
+                    r = C.run_recorded(cfg, args.timeout, __file__, quiet_cores=args.quiet_cores,
+                                       max_wait=args.max_wait, out=out)
                     records.append(r)
-                    if out:
-                        with out.open("a") as f:
-                            f.write(json.dumps(r) + "\n")
                     if "error" in r:
                         print(f"FAILED ({r['error'].splitlines()[0][:200]})", flush=True)
                     else:
