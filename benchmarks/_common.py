@@ -252,6 +252,35 @@ def run_recorded(cfg: dict, timeout: float, script: str, *, quiet_cores: float, 
     return r
 
 
+def serve_worker(argv: list, worker) -> bool:
+    """``script --_worker CFG OUT`` (the child side of :func:`run_in_subprocess`): run ``worker(cfg)``, write its
+    record to OUT, and return True; False for any other command line."""
+    if argv[:1] != ["--_worker"]:
+        return False
+    cfg = json.loads(Path(argv[1]).read_text())
+    Path(argv[2]).write_text(json.dumps(worker(cfg)))
+    return True
+
+
+def add_run_options(ap, *, timeout: float, quiet_cores: float, max_wait: float) -> None:
+    """The options every peer script shares: seed, per-run timeout, JSONL output, tables, waiting for quiet."""
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=timeout)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--table", nargs="+", metavar="JSONL")
+    ap.add_argument("--quiet-cores", type=float, default=quiet_cores)
+    ap.add_argument("--max-wait", type=float, default=max_wait)
+
+
+def run_meta(script: str, argv: list) -> dict:
+    """Provenance of one invocation: its command line, the machine and the date."""
+    import datetime as _dt
+    import shlex
+
+    return {"command": "python " + " ".join(shlex.quote(a) for a in [script, *argv]), "machine": machine(),
+            "date": _dt.date.today().isoformat()}
+
+
 def read_records(paths) -> list[dict]:
     """The records of one or more JSONL result files, in order."""
     return [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]

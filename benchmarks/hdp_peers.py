@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
-import shlex
 import statistics
 import sys
 import time
@@ -293,9 +291,7 @@ def tables(records: list[dict]) -> str:
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_worker"]:
-        cfg = json.loads(Path(argv[1]).read_text())
-        Path(argv[2]).write_text(json.dumps(worker(cfg)))
+    if C.serve_worker(argv, worker):
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", choices=C.CORPORA, default="debian")
@@ -306,19 +302,13 @@ def main(argv=None) -> None:
     ap.add_argument("--quality-trace", action="store_true", help="score the perplexity at every evaluation")
     ap.add_argument("--initial-topics", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--table", nargs="+", metavar="JSONL")
-    ap.add_argument("--quiet-cores", type=float, default=0.5)
-    ap.add_argument("--max-wait", type=float, default=60)
+    C.add_run_options(ap, timeout=1800, quiet_cores=0.5, max_wait=60)
     args = ap.parse_args(argv)
     if args.table:
         recs = C.read_records(args.table)
         print(tables(recs))
         return
-    meta = {"command": "python " + " ".join(shlex.quote(a) for a in ["benchmarks/hdp_peers.py", *argv]),
-            "machine": C.machine(), "date": _dt.date.today().isoformat()}
+    meta = C.run_meta("benchmarks/hdp_peers.py", argv)
     out = Path(args.out) if args.out else None
     records = []
     for rep in range(args.repeats):

@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import shlex
 import statistics
 import sys
 import time
@@ -295,9 +294,7 @@ def tables(records: list[dict]) -> str:
 
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_worker"]:
-        cfg = json.loads(Path(argv[1]).read_text())
-        Path(argv[2]).write_text(json.dumps(worker(cfg)))
+    if C.serve_worker(argv, worker):
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", choices=C.CORPORA, default="debian")
@@ -314,19 +311,13 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--repeats-for", nargs="*", default=None,
                     help="systems that get --repeats seeds (default all); the others run seed 0 only")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--timeout", type=float, default=3600)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--table", nargs="+", metavar="JSONL")
-    ap.add_argument("--quiet-cores", type=float, default=0.7)
-    ap.add_argument("--max-wait", type=float, default=30)
+    C.add_run_options(ap, timeout=3600, quiet_cores=0.7, max_wait=30)
     args = ap.parse_args(argv)
     if args.table:
         recs = C.read_records(args.table)
         print(tables(recs))
         return
-    meta = {"command": "python " + " ".join(shlex.quote(a) for a in ["benchmarks/isbn_pam_debian.py", *argv]),
-            "machine": C.machine(), "date": _dt.date.today().isoformat()}
+    meta = C.run_meta("benchmarks/isbn_pam_debian.py", argv)
     out = Path(args.out) if args.out else None
     records = []
     for rep in range(args.repeats):

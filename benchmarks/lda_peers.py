@@ -210,9 +210,7 @@ def tables(records: list[dict], target: float | None = None, max_other_load: flo
 # -- command line ----------------------------------------------------------------------------
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_worker"]:
-        cfg = json.loads(Path(argv[1]).read_text())
-        Path(argv[2]).write_text(json.dumps(worker(cfg)))
+    if C.serve_worker(argv, worker):
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", choices=C.CORPORA, default="debian")
