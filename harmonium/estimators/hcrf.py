@@ -24,7 +24,7 @@ from harmonium.parallel.seeds import check_random_state
 
 _LABEL_KINDS = "biufU"  # label dtypes a model file can hold without pickling
 # L-BFGS-B correction pairs (scipy's maxcor). With scipy's default 10, fits of the digits benchmark
-# (benchmarks/hcrf_peers.py) took 1.3-1.8x more iterations to the same objective; a pair costs O(n_params).
+# (benchmarks/samplers/hcrf_peers.py) took 1.3-1.8x more iterations to the same objective; a pair costs O(n_params).
 _LBFGS_MEMORY = 50
 
 
@@ -54,7 +54,7 @@ class HCRF(BaseEstimator):
         state on (j in {i, i + 1}, the Bakis topology of gesture and speech
         models; with the start and end weights it ties hidden states to
         positions), or all (ergodic). On scikit-learn's digits read row by row
-        (benchmarks/hcrf_peers.py) left-to-right is both more accurate and faster.
+        (benchmarks/samplers/hcrf_peers.py) left-to-right is both more accurate and faster.
     max_iter : int, default 1000
         Maximum L-BFGS-B iterations.
     tol : float, default 1e-7

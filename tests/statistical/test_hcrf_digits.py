@@ -1,7 +1,7 @@
-"""Slow tier: the HCRF learns scikit-learn's digits read row by row (the benchmarks/hcrf_peers.py task).
+"""Slow tier: the HCRF learns scikit-learn's digits read row by row (the benchmarks/samplers/hcrf_peers.py task).
 
 pyhcrf reaches 0.928 and 0.911 accuracy on folds 0 and 1 (mean 0.922 over five,
-benchmarks/results/hcrf-digits.jsonl); this checks that a default fit stays at or above
+benchmarks/samplers/results/hcrf-digits.jsonl); this checks that a default fit stays at or above
 0.93 on both (it reached 0.961 and 0.942), and that the objective trace decreases.
 """
 

@@ -1,4 +1,4 @@
-"""The Rao-Blackwellised theta of infinite PAM used by benchmarks/isbn_pam_debian.py (seed 002 footnote 2).
+"""harmonium.evaluation.pam: the Rao-Blackwellised theta of infinite PAM (seed 002 footnote 2).
 
 theta_{k|j} = sum_s (a1 tau1_s + n_{s|j}) / (a1 + n_j) * (a2 tau2_k + n_{k|s,j}) / (a2 + n_{s|j}), checked on a
 hand-worked document, against a dense triple loop, through label mapping and sweep averaging; a version with
@@ -7,15 +7,10 @@ the wrong normaliser of the sub-topic rows (a2 + n_j instead of a2 + n_{s|j}) fa
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from _pam_eval import (  # noqa: E402
+from harmonium.evaluation.pam import (
     PythonPAMView,
     label_positions,
     rao_blackwell_theta,

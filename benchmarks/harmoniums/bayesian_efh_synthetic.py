@@ -1,0 +1,394 @@
+"""Seed 000 §5.1: Bayesian EFH on synthetic GB-EFH data (M = 100, J = 10, theta = 0), Figs. 3-6, §3.1.3.
+
+    .venv/bin/python benchmarks/harmoniums/bayesian_efh_synthetic.py [--runs 10] \
+        [--out benchmarks/harmoniums/results/bayesian-efh]
+
+* W_true: the rank-J SVD of an M x M matrix A with uniform[0, 0.1] entries, W = U_J S_J^(1/2), so
+  V = W W^T = U_J S_J U_J^T; A is redrawn (seed + 1) until V >= 0 (needed by CFTP; the count of
+  redraws is recorded). Training data: N exact draws of p(x | W_true) by monotone CFTP.
+* ML: full-batch gradient ascent with CD-1 from W ~ N(0, 0.01^2) (theta = 0 known), learning rate
+  0.01, 1,000 epochs; the error is recorded along the way, so "ML best" (the best epoch in hindsight,
+  an oracle ML cannot have) is reported next to "ML final".
+* Bayes: the Langevin posterior (prior mu = 0, sigma = 0.1, l = 1, eps = 0.02), 3 chains from prior
+  draws, 1,000 burn-in steps, 400 draws thinned by 5; V-hat is the posterior mean of W W^T.
+* mae / mre of V-hat against V_true (eqs. 29-30), mean and standard error over runs, per N.
+* Fig. 3: W_11 traces of three chains. Fig. 4: d log Z / d W_11 by brief sampling against l, vs
+  perfect sampling (CFTP), 50 runs x 100 samples, at W_true and at 0.8 W_true (data from W_true).
+  Fig. 5: errors vs N. Fig. 6: 100 naive Monte Carlo estimates of Z (1,000 samples each) at W_true.
+* §3.1.3: spread of N log Z(W)/Z(W') by IS (eq. 12, 100 draws of p(x | W'): CFTP, or 50 heat-bath
+  sweeps when V' has a negative entry) and by the first-order
+  approximation (eq. 20), against the log Z part of the Langevin move, at W_true and a W' one
+  Langevin step away.
+* Empirical Bayes (eqs. 23-27) on one N = 100 data set from the ML start.
+* "tiny": Langevin with brief sampling (l = 1, 5, 25) and with the exact grad log Z against the exact
+  posterior (quadrature) of the enumerable GB-EFH of the tests.
+
+Writes <out>.jsonl (one record per measurement) and, when matplotlib imports, <out>-fig{3,4,5,6}.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from harmonium.evaluation.partition import naive_mc_log_partition  # noqa: E402
+from harmonium.inference.learning import cd  # noqa: E402
+from harmonium.inference.learning.empirical_bayes import monte_carlo_em  # noqa: E402
+from harmonium.inference.learning.schedules import make_schedule, momentum_schedule  # noqa: E402
+from harmonium.inference.mcmc import befh_langevin as bl  # noqa: E402
+from harmonium.inference.mcmc import befh_mh, cftp  # noqa: E402
+from harmonium.models.undirected import bayesian_efh as befh  # noqa: E402
+from harmonium.models.undirected.named import gb_efh  # noqa: E402
+
+M, J = 100, 10
+EPS, L_BRIEF, SIGMA = 0.02, 1, 0.1
+CD_LR, CD_EPOCHS = 0.01, 1000
+N_WARMUP, N_DRAWS, THIN, N_CHAINS = 1000, 400, 5, 3
+
+
+def true_couplings(seed: int = 0):
+    for tries in range(1000):
+        rng = np.random.default_rng(seed + tries)
+        A = rng.uniform(0.0, 0.1, (M, M))
+        U, s, _ = np.linalg.svd(A)
+        W = U[:, :J] * np.sqrt(s[:J])
+        if W[:, 0].sum() < 0:
+            W[:, 0] = -W[:, 0]
+        if (W @ W.T).min() >= 0:
+            return W, tries
+    raise RuntimeError("no A with V >= 0 in 1000 draws")
+
+
+def errors(V_hat, V):
+    d = np.abs(V_hat - V)
+    return float(d.mean()), float((d / np.maximum(np.maximum(np.abs(V), np.abs(V_hat)), 1e-300)).mean())
+
+
+def model0():
+    return gb_efh(M, J, dtype=np.float64, fixed={"v:0:bias"})
+
+
+def ml_cd(rng, X, V_true, record=(50, 100, 250, 500, 1000)):
+    m = model0()
+    m.params["W:0"] = 0.01 * rng.standard_normal((M, J))
+    cfg = cd.CDConfig(batch_size=X.shape[0], n_gibbs=1, learning_rate=make_schedule("constant", CD_LR),
+                      momentum=momentum_schedule(0.0), sparse=False, shuffle=False)
+    st = cd.init(rng, m)
+    kernel = cd.build_kernel(cfg)
+    out = {}
+    for ep in range(1, CD_EPOCHS + 1):
+        st, _ = kernel(rng, st, cd.TrainingData((X,), None))
+        if ep in record:
+            W = st.model.params["W:0"]
+            out[ep] = errors(W @ W.T, V_true)
+    return st.model.params["W:0"].copy(), out
+
+
+def langevin(rng, X, prior, n_chains=N_CHAINS, n_warmup=None, n_draws=None, thin=THIN):
+    n_warmup = N_WARMUP if n_warmup is None else n_warmup
+    n_draws = N_DRAWS if n_draws is None else n_draws
+    m = model0()
+    starts = np.stack([prior.sample(rng, J).ravel() for _ in range(n_chains)])
+    res = bl.sample_posterior(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS, n_gibbs=L_BRIEF),
+                              n_chains=n_chains, n_warmup=n_warmup, n_samples=n_draws, thin=thin,
+                              init_positions=starts, trace_index=(0,))
+    D = res.draws.reshape(-1, M, J)
+    return res, np.einsum("kij,klj->il", D, D) / D.shape[0]
+
+
+def fig5_errors(args, W_true, emit):
+    V = W_true @ W_true.T
+    prior = befh.GaussianColumnPrior(M, 0.0, SIGMA)
+    from harmonium.estimators.bayesian_efh import _v_diagnostics
+
+    fig3 = None
+    for n in args.sizes:
+        for r in range(args.runs):
+            rng = np.random.default_rng([n, r])
+            X, info = cftp.sample(rng, W_true, None, n)
+            t0 = time.perf_counter()
+            W_ml, ml_path = ml_cd(rng, X, V)
+            t_ml = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            res, V_b = langevin(rng, X, prior)
+            t_b = time.perf_counter() - t0
+            diag = _v_diagnostics(res.draws, model0())
+            rec = {"exp": "fig5", "N": n, "run": r, "data_mean": float(X.mean()),
+                   "cftp_max_T": int(info.horizons.max()),
+                   "ml_final": ml_path[CD_EPOCHS], "ml_best": min(ml_path.values()), "ml_path": ml_path,
+                   "bayes": errors(V_b, V), "zero": errors(np.zeros_like(V), V), "n_divergent": res.n_divergent,
+                   "rhat_V_max": diag["max_rhat"], "ess_V_min": diag["min_ess_bulk"], "seconds_ml": t_ml,
+                   "seconds_bayes": t_b}
+            emit(rec)
+            print(f"N={n} run={r}: ML mae {rec['ml_final'][0]:.4f} (best {rec['ml_best'][0]:.4f})  "
+                  f"Bayes mae {rec['bayes'][0]:.4f}  mre ML {rec['ml_final'][1]:.3f} Bayes {rec['bayes'][1]:.3f}  "
+                  f"R-hat(V) {diag['max_rhat']:.2f}  {t_ml:.1f}s/{t_b:.1f}s", flush=True)
+            if r == 0 and (n == 100 or fig3 is None):
+                fig3, fig3_n = res.trace, n
+    emit({"exp": "fig3", "N": fig3_n, "eps": EPS, "trace_W11": fig3.tolist()})
+    return fig3
+
+
+def fig4_brief(args, W_true, emit):
+    """d log Z / d W_11 = E[x_1 (x^T W)_1] by brief sampling from 100 data rows vs 100 CFTP draws."""
+    ls = (1, 2, 3, 5, 10, 20, 50)
+    out = {}
+    for label, scale in (("W_true", 1.0), ("0.8_W_true", 0.8)):
+        W = scale * W_true
+        m = model0()
+        m.params["W:0"] = W.copy()
+        brief = {ell: [] for ell in ls}
+        perfect = []
+        for r in range(args.fig4_runs):
+            rng = np.random.default_rng([4, r])
+            X, _ = cftp.sample(rng, W_true, None, 100)
+            for ell in ls:
+                g = befh.grad_log_partition_brief(rng, m, X, ell)
+                brief[ell].append(g[0])
+            Xp, _ = cftp.sample(rng, W, None, 100)
+            perfect.append(float(np.mean(Xp[:, 0] * (Xp @ W[:, 0]))))
+        perfect = np.array(perfect)
+        rec = {"exp": "fig4", "at": label, "runs": args.fig4_runs, "perfect_mean": float(perfect.mean()),
+               "perfect_se": float(perfect.std(ddof=1) / np.sqrt(perfect.size)),
+               "brief": {str(ell): {"mean": float(np.mean(v)), "se": float(np.std(v, ddof=1) / np.sqrt(len(v))),
+                                    "sd": float(np.std(v, ddof=1))} for ell, v in brief.items()}}
+        emit(rec)
+        out[label] = rec
+        print(f"fig4 {label}: perfect {rec['perfect_mean']:.4f} +- {rec['perfect_se']:.4f}; brief "
+              + ", ".join(f"l={ell}: {rec['brief'][str(ell)]['mean']:.4f}+-{rec['brief'][str(ell)]['se']:.4f}"
+                          for ell in ls), flush=True)
+    return out
+
+
+def fig6_naive(args, W_true, emit):
+    m = model0()
+    m.params["W:0"] = W_true.copy()
+    est = np.array([naive_mc_log_partition(np.random.default_rng([6, r]), m, 1000).log_z for r in range(100)])
+    # Z itself (scaled): exp(log Z - max) so the histogram is of Z / Z_max
+    rec = {"exp": "fig6", "log_z": est.tolist(), "log_z_mean": float(est.mean()), "log_z_sd": float(est.std(ddof=1)),
+           "z_cv": float(np.std(np.exp(est - est.max()), ddof=1) / np.mean(np.exp(est - est.max())))}
+    emit(rec)
+    print(f"fig6: log Z naive MC mean {rec['log_z_mean']:.3f} sd {rec['log_z_sd']:.3f}; sd(Z)/mean(Z) "
+          f"{rec['z_cv']:.3f}", flush=True)
+    return rec
+
+
+def _exact_or_long_gibbs(rng, model, n):
+    """Draws of p(x | W'): CFTP when V' = W' W'^T >= 0, else 50 heat-bath sweeps from the top state
+    (CFTP coalesces within 4 sweeps at W_true, so 50 sweeps are far past mixing)."""
+    W = model.params["W:0"]
+    if (W @ W.T).min() >= 0:
+        return (cftp.sample(rng, W, model.params["v:0:bias"], n)[0],)
+    return (cftp.forward_sample(rng, W, model.params["v:0:bias"], n, n_sweeps=50, start=1.0),)
+
+
+def variance_313(args, W_true, emit):
+    rng = np.random.default_rng(313)
+    out = []
+    for n in (25, 100, 200):
+        X, _ = cftp.sample(rng, W_true, None, n)
+        q = W_true.ravel().copy()
+        prior = befh.GaussianColumnPrior(M, 0.0, SIGMA)
+        m = model0()
+        kernel = bl.build_kernel(m, X, [prior], bl.LangevinConfig(step_size=EPS))
+        st = bl.init(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS), q)
+        st1, _ = kernel(rng, st)
+        q1 = st1.position
+        m.params["W:0"] = W_true.copy()
+        est = befh_mh.log_ratio_estimates(rng, m, X, q, q1, n_repeats=args.var_repeats, n_is_samples=100,
+                                          sampler=_exact_or_long_gibbs, n_gibbs=1, step_size=EPS)
+        rec = {"exp": "variance_3.1.3", "N": n, "n_is_samples": 100,
+               **{k: {"mean": float(v.mean()), "sd": float(v.std(ddof=1))} for k, v in est.items()
+                  if k != "langevin_sd_per_coord"},
+               "langevin_noise_over_eps": float(est["langevin_sd_per_coord"][0]),
+               "ratio_cv_is": float(np.std(np.exp(est["is"] - est["is"].max()), ddof=1)
+                                    / np.mean(np.exp(est["is"] - est["is"].max()))),
+               "ratio_cv_first_order": float(np.std(np.exp(est["first_order"] - est["first_order"].max()), ddof=1)
+                                             / np.mean(np.exp(est["first_order"] - est["first_order"].max())))}
+        emit(rec)
+        out.append(rec)
+        print(f"3.1.3 N={n}: sd of N log Z ratio: IS {rec['is']['sd']:.3f}, "
+              f"first-order {rec['first_order']['sd']:.3f}; "
+              f"Langevin log Z drift noise / eps {rec['langevin_noise_over_eps']:.4f}; CV of (Z/Z')^N: "
+              f"IS {rec['ratio_cv_is']:.2f}, first-order {rec['ratio_cv_first_order']:.2f}", flush=True)
+    return out
+
+
+def empirical_bayes(args, W_true, emit):
+    V = W_true @ W_true.T
+    rng = np.random.default_rng(2327)
+    X, _ = cftp.sample(rng, W_true, None, 100)
+    W_ml, _ = ml_cd(rng, X, V)
+    m = model0()
+    m.params["W:0"] = W_ml
+    t0 = time.perf_counter()
+    em = monte_carlo_em(rng, m, X, bl.LangevinConfig(step_size=EPS), n_em_iter=5, n_chains=2, n_warmup=300,
+                        n_samples=50, thin=5)
+    D = em.samples.draws.reshape(-1, M, J)
+    V_b = np.einsum("kij,klj->il", D, D) / D.shape[0]
+    rec = {"exp": "empirical_bayes", "N": 100, "seconds": time.perf_counter() - t0,
+           "mu0_mean": float(W_ml.mean()), "sigma0_mean": float(W_ml.std(axis=1, ddof=1).mean()),
+           "history": [{"mu_mean": float(h[0][0].mean()), "sigma_mean": float(h[1][0].mean())} for h in em.history],
+           "bayes_eb": errors(V_b, V), "true_row_mean_of_W": float(W_true.mean()),
+           "true_row_sd_of_W": float(W_true.std(axis=1, ddof=1).mean())}
+    emit(rec)
+    print(f"EB: sigma {rec['sigma0_mean']:.4f} -> " + " -> ".join(f"{h['sigma_mean']:.4f}" for h in rec["history"])
+          + f"; mae/mre {rec['bayes_eb']}", flush=True)
+    return rec
+
+
+def tiny_posterior(args, W_true, emit):
+    """The paper's sampler (Langevin + brief sampling) against the exact posterior of the tests' enumerable
+    GB-EFH (M = 2, J = 1, N = 20; posterior by quadrature): how far does brief sampling move the posterior?"""
+    import itertools
+
+    from scipy.special import logsumexp
+
+    from harmonium.evaluation.diagnostics import mcse_mean, rhat
+
+    states = np.array(list(itertools.product([0.0, 1.0], repeat=2)))
+    theta = np.array([-0.3, 0.2])
+    m = gb_efh(2, 1, dtype=np.float64)
+    m.params["v:0:bias"], m.params["W:0"] = theta, np.array([[0.9], [0.6]])
+    _, p, _ = befh.visible_distribution(m)
+    X = states[np.random.default_rng(5).choice(4, size=20, p=p)]
+    prior = befh.GaussianColumnPrior(2, 0.8, 0.3)
+    g = np.linspace(-2.5, 3.5, 601)
+    A, B = np.meshgrid(g, g, indexing="ij")
+    proj = states[:, 0, None, None] * A + states[:, 1, None, None] * B
+    log_z = logsumexp((states @ theta)[:, None, None] + 0.5 * proj**2, axis=0)
+    L = sum(x @ theta + 0.5 * (x[0] * A + x[1] * B) ** 2 for x in X) - len(X) * log_z
+    L = L - 0.5 * (((A - 0.8) / 0.3) ** 2 + ((B - 0.8) / 0.3) ** 2)
+    w = np.exp(L - L.max())
+    w /= w.sum()
+    mean = np.array([(w * A).sum(), (w * B).sum()])
+    sd = np.sqrt(np.array([(w * A * A).sum(), (w * B * B).sum()]) - mean**2)
+    emit({"exp": "tiny_posterior", "kind": "exact (quadrature)", "mean": mean.tolist(), "sd": sd.tolist()})
+    print(f"tiny: exact mean {mean.round(4)} sd {sd.round(4)}", flush=True)
+    for grad, ell in (("exact", 1), ("brief", 1), ("brief", 5), ("brief", 25)):
+        res = bl.sample_posterior(np.random.default_rng(3), m, X, [prior],
+                                  bl.LangevinConfig(step_size=0.06, gradient=grad, n_gibbs=ell), n_chains=4,
+                                  n_warmup=300, n_samples=3000, thin=3)
+        d = res.draws
+        kind = f"Langevin, {grad} grad log Z" + (f", l={ell}" if grad == "brief" else "")
+        rec = {"exp": "tiny_posterior", "kind": kind,
+               "mean": d.mean(axis=(0, 1)).tolist(), "mcse": mcse_mean(d).tolist(), "sd": d.std(axis=(0, 1)).tolist(),
+               "rhat": rhat(d).tolist(), "shift_in_posterior_sd": ((d.mean(axis=(0, 1)) - mean) / sd).tolist()}
+        emit(rec)
+        print(f"tiny: {rec['kind']}: mean {np.round(rec['mean'], 4)} +- {np.round(rec['mcse'], 4)}, shift/sd "
+              f"{np.round(rec['shift_in_posterior_sd'], 3)}", flush=True)
+
+
+def plots(prefix, fig3, fig4, fig5_recs, fig6):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not importable: no PNGs (pip install 'harmonium[plot]')")
+        return
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for c, tr in enumerate(np.asarray(fig3)):
+        ax.plot(tr, lw=0.8, label=f"chain {c + 1}")
+    ax.set_xlabel("Langevin step")
+    ax.set_ylabel("W_11")
+    ax.axvline(N_WARMUP, color="k", ls=":", lw=0.8)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(prefix + "-fig3.png", dpi=120)
+    fig, axes = plt.subplots(1, len(fig4), figsize=(10, 3.5))
+    for ax, (label, rec) in zip(np.atleast_1d(axes), fig4.items(), strict=True):
+        ls = [int(k) for k in rec["brief"]]
+        mu = [rec["brief"][str(k)]["mean"] for k in ls]
+        se = [1.64 * rec["brief"][str(k)]["se"] for k in ls]
+        ax.errorbar(ls, mu, yerr=se, marker="o", label="brief sampling")
+        ax.axhline(rec["perfect_mean"], ls="--", color="k", label="perfect sampling (CFTP)")
+        ax.axhspan(rec["perfect_mean"] - 1.64 * rec["perfect_se"], rec["perfect_mean"] + 1.64 * rec["perfect_se"],
+                   color="k", alpha=0.1)
+        ax.set_xscale("log")
+        ax.set_xlabel("l (Gibbs sweeps)")
+        ax.set_ylabel("d log Z / d W_11")
+        ax.set_title(label)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(prefix + "-fig4.png", dpi=120)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    sizes = sorted({r["N"] for r in fig5_recs})
+    for i, (ax, name) in enumerate(zip(axes, ("mae", "mre"), strict=True)):
+        for key, lab in (("ml_final", "ML (CD-1, final)"), ("ml_best", "ML (best epoch, oracle)"),
+                         ("bayes", "Bayes (Langevin mean)")):
+            vals = [[r[key][i] for r in fig5_recs if r["N"] == n] for n in sizes]
+            ax.errorbar(sizes, [np.mean(v) for v in vals],
+                        yerr=[np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in vals],
+                        marker="o", capsize=3, label=lab)
+        ax.set_xlabel("N")
+        ax.set_ylabel(name)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(prefix + "-fig5.png", dpi=120)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    lz = np.asarray(fig6["log_z"])
+    z = np.exp(lz - lz.mean())
+    ax.hist(z, bins=20)
+    ax.set_xlabel("Z / exp(mean log Z)")
+    ax.set_title("naive MC estimates of Z (100 x 1000 samples)")
+    fig.tight_layout()
+    fig.savefig(prefix + "-fig6.png", dpi=120)
+    print("figures written:", prefix + "-fig{3,4,5,6}.png")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[25, 50, 100, 200])
+    ap.add_argument("--fig4-runs", type=int, default=50)
+    ap.add_argument("--var-repeats", type=int, default=200)
+    ap.add_argument("--out", default="benchmarks/harmoniums/results/bayesian-efh")
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb tiny")
+    ap.add_argument("--warmup", type=int, default=N_WARMUP, help="Langevin burn-in steps (fig5)")
+    ap.add_argument("--draws", type=int, default=N_DRAWS, help="stored draws per chain (fig5)")
+    args = ap.parse_args(argv)
+    globals().update(N_WARMUP=args.warmup, N_DRAWS=args.draws)
+    W_true, redraws = true_couplings(0)
+    path = args.out + ".jsonl"
+    todo = set(args.only or ["fig5", "fig4", "fig6", "var", "eb", "tiny"])
+    with open(path, "a") as fh:
+        def emit(rec):
+            rec = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), "host": platform.node(), "load": os.getloadavg()[0],
+                   **rec}
+            fh.write(json.dumps(rec) + "\n")
+            fh.flush()
+
+        emit({"exp": "setup", "M": M, "J": J, "A_redraws": redraws, "V_min": float((W_true @ W_true.T).min()),
+              "V_mean": float((W_true @ W_true.T).mean()), "eps": EPS, "l": L_BRIEF, "sigma": SIGMA,
+              "cd_lr": CD_LR, "cd_epochs": CD_EPOCHS, "n_warmup": N_WARMUP, "n_draws": N_DRAWS, "thin": THIN,
+              "n_chains": N_CHAINS, "argv": sys.argv})
+        fig3 = fig4 = fig6 = None
+        recs = []
+        if "fig5" in todo:
+            fig3 = fig5_errors(args, W_true, lambda r: (recs.append(r), emit(r)))
+        if "fig4" in todo:
+            fig4 = fig4_brief(args, W_true, emit)
+        if "fig6" in todo:
+            fig6 = fig6_naive(args, W_true, emit)
+        if "var" in todo:
+            variance_313(args, W_true, emit)
+        if "eb" in todo:
+            empirical_bayes(args, W_true, emit)
+        if "tiny" in todo:
+            tiny_posterior(args, W_true, emit)
+    if fig3 is not None and fig4 is not None and fig6 is not None:
+        plots(args.out, fig3, fig4, [r for r in recs if r.get("exp") == "fig5"], fig6)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,435 @@
+"""One runner per system compared in ``lda_peers.py``: harmonium, tomotopy, topica, lda.
+
+Each runner takes the benchmark's training corpus (harmonium's token stream,
+handed to a peer as lists of word strings from harmonium's vocabulary, or as
+the same count matrix), trains with alpha = 0.1 per topic and beta = 0.01 and
+no hyperparameter optimisation, and exposes
+
+* ``prepare(data)``: build the system's input and model and initialise the
+  sampler (not on the training clock);
+* ``fit(iters, eval_every, evaluate)``: train, timing the sweeps only
+  (initialisation and held-out evaluation excluded); returns a dict with
+  ``train_s`` (all sweeps), ``measured_iters`` / ``measured_s`` (the sweeps
+  of :func:`throughput_window`, from which throughput is computed),
+  ``fit_wall_s`` (the system's training call(s) end to end), ``timing``
+  (how the sweeps were clocked) and ``trace`` (held-out perplexity every
+  ``eval_every`` sweeps where the system can be stopped and resumed);
+* ``phi()``: the (K, V) topic-word matrix in harmonium's vocabulary order;
+* ``transform(data, n_iter)``: theta of the observed test halves by the
+  system's own inference, and a dict describing the settings used.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from _common import doc_word_lists, phi_from_counts
+
+ALPHA = 0.1
+BETA = 0.01
+
+
+def throughput_window(iters: int) -> tuple[int, int]:
+    """The sweeps (lo, hi] that throughput is measured on: (P, 2P], P = (iters - 1) // 2, for every system.
+
+    The second half of the run, so that initialisation and the first, slower
+    sweeps of sparse samplers (dense counts) are left out the same way for all;
+    it is the window that topica's progress callback can clock (TopicaRunner).
+    """
+    P = (iters - 1) // 2
+    return (P, 2 * P) if P >= 1 else (0, iters)
+
+
+def _drive(step, iters: int, eval_every: int, evaluate, get_phi) -> dict:
+    """Train by ``step(n) -> seconds`` in chunks that end at the throughput window's ends and at every evaluation."""
+    lo, hi = throughput_window(iters)
+    marks = {lo, hi, iters}
+    if eval_every:
+        marks.update(range(eval_every, iters, eval_every))
+    it, cum, steady, trace = 0, 0.0, 0.0, []
+    for m in sorted(marks):
+        if m <= it:
+            continue
+        s = step(m - it)
+        cum += s
+        if lo <= it and m <= hi:
+            steady += s
+        it = m
+        if eval_every and it % eval_every == 0 and it < iters:
+            trace.append({"iteration": it, "train_s": cum, "perplexity": evaluate(get_phi())})
+    return {"train_s": cum, "measured_iters": hi - lo, "measured_s": steady, "trace": trace}
+
+
+class Runner:
+    system = "?"
+
+    def __init__(self, K: int, threads: int, seed: int, options: dict | None = None):
+        self.K, self.threads, self.seed = K, threads, seed
+        self.options = dict(options or {})
+
+    def versions(self) -> dict:
+        return {}
+
+    def settings(self) -> dict:
+        return {}
+
+
+# ---------------------------------------------------------------------------------------------
+class HarmoniumRunner(Runner):
+    """``harmonium.LDA``; extra constructor arguments come from ``options`` (``--harmonium-params``).
+
+    The sweeps are clocked inside ``LDA.fit`` by wrapping the driver loop
+    ``harmonium.estimators.lda.run`` (a benchmark-only hook): a sweep's time
+    runs from its start to the end of ``fit``'s own per-sweep callback (the
+    chain average of the second half, the log joint at the last sweep), and
+    the clock stops while our held-out evaluation runs; ``kernel_s`` holds
+    the kernel calls alone. ``final_state_phi`` is phi of the last state (not
+    averaged), comparable with the peers' final-state phi. If a
+    future ``fit`` no longer goes through that loop, the intervals between
+    calls of the public ``callback`` are used instead (``timing`` says which).
+    """
+
+    system = "harmonium"
+
+    def versions(self):
+        from _common import git_revision
+
+        import harmonium
+
+        return {"harmonium": harmonium.__version__, "git": git_revision(str(_repo_root()))}
+
+    def settings(self):
+        out = {"params": self._params()}
+        if getattr(self, "model", None) is not None and hasattr(self.model, "get_params"):
+            out["effective_params"] = {k: v for k, v in self.model.get_params().items()
+                                       if isinstance(v, (int, float, str, bool, type(None)))}
+        return out
+
+    def _params(self) -> dict:
+        params = dict(self.options)
+        if "n_jobs" in params:
+            params["n_jobs"] = self.threads
+        return params
+
+    def prepare(self, data):
+        import harmonium
+
+        self.data = data
+        self.iters = None
+        self.model = None
+        self._make = lambda iters: harmonium.LDA(
+            n_topics=self.K, doc_topic_prior=ALPHA, topic_word_prior=BETA, n_iter=iters,
+            random_state=self.seed, **{"evaluate_every": iters, **self._params()},
+        )
+        self._make(1)  # validates the parameters before the clock starts
+
+    def fit(self, iters, eval_every, evaluate):
+        import harmonium.estimators.lda as est
+        from harmonium.models.directed.lda import topic_word_mean
+
+        self.model = self._make(iters)
+        sweeps: list[float] = []
+        kernels: list[float] = []
+        stamps: list[float] = []
+        self.final_state_phi = None
+        trace: list[dict] = []
+        real_run = est.run
+
+        def timed_run(rng, kernel, state, data, model, n_iter, *, start=0, callback=None):
+            mark = [time.perf_counter()]
+
+            def cb(it, st, info):
+                kernels.append(time.perf_counter() - mark[0])
+                stop = bool(callback(it, st, info)) if callback is not None else False
+                sweeps.append(time.perf_counter() - mark[0])
+                if hasattr(st, "n_wk") and (it == n_iter or (eval_every and it % eval_every == 0)):
+                    phi = topic_word_mean(st.n_wk, st.n_k, model.beta)
+                    if it == n_iter:
+                        self.final_state_phi = phi
+                    else:
+                        trace.append({"iteration": it, "train_s": float(sum(sweeps)), "perplexity": evaluate(phi)})
+                mark[0] = time.perf_counter()
+                return stop
+
+            return real_run(rng, kernel, state, data, model, n_iter, start=start, callback=cb)
+
+        def user_cb(it, n_iter, info):
+            stamps.append(time.perf_counter())
+
+        est.run = timed_run
+        try:
+            t0 = time.perf_counter()
+            self.model.fit(self.data.train, callback=user_cb)
+            wall = time.perf_counter() - t0
+        finally:
+            est.run = real_run
+        lo, hi = throughput_window(iters)
+        if len(sweeps) == iters:
+            return {"train_s": float(sum(sweeps)), "measured_iters": hi - lo, "measured_s": float(sum(sweeps[lo:hi])),
+                    "fit_wall_s": wall, "trace": trace, "sweep_s": sweeps, "kernel_s": kernels,
+                    "measured_kernel_s": float(sum(kernels[lo:hi])),
+                    "timing": "per-sweep clock inside LDA.fit (driver loop wrapped)"}
+        # fallback: the public callback's timestamps (the first sweep's start is not seen)
+        lo = max(lo, 1)
+        return {"train_s": wall, "measured_iters": hi - lo, "measured_s": stamps[hi - 1] - stamps[lo - 1],
+                "fit_wall_s": wall, "trace": [], "timing": "intervals between LDA.fit callback calls"}
+
+    def phi(self):
+        return self.model.topic_word_
+
+    def transform(self, data, n_iter):
+        kw = {} if n_iter is None else {"n_iter": n_iter}
+        t = time.perf_counter()
+        theta = self.model.transform(data.observed, **kw)
+        return theta, {"n_iter": n_iter or self.model.n_transform_iter, "infer_s": time.perf_counter() - t,
+                       "method": "LDA.transform (fixed-topics Gibbs, theta averaged over the second half)"}
+
+
+def _repo_root():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[2]
+
+
+# ---------------------------------------------------------------------------------------------
+class TomotopyRunner(Runner):
+    """tomotopy.LDAModel (collapsed Gibbs, SparseLDA-style, C++/SIMD), TermWeight.ONE, no alpha optimisation."""
+
+    system = "tomotopy"
+
+    def versions(self):
+        import tomotopy as tp
+
+        return {"tomotopy": tp.__version__, "isa": tp.isa}
+
+    def settings(self):
+        return {"workers": self.threads, "parallel": str(self._scheme()), "optim_interval": 0, "burn_in": 0}
+
+    def _scheme(self):
+        import tomotopy as tp
+
+        name = self.options.get("parallel", "DEFAULT")
+        return getattr(tp.ParallelScheme, name)
+
+    def prepare(self, data):
+        import tomotopy as tp
+
+        self.data = data
+        self.terms = list(data.corpus.vocabulary)
+        m = tp.LDAModel(tw=tp.TermWeight.ONE, k=self.K, alpha=ALPHA, eta=BETA, seed=self.seed)
+        m.optim_interval = 0
+        m.burn_in = 0
+        for words in doc_word_lists(data.train, self.terms):
+            m.add_doc(words)
+        m.train(0, workers=self.threads, parallel=self._scheme())  # initialisation only
+        self.m = m
+
+    def _step(self, n):
+        t = time.perf_counter()
+        self.m.train(n, workers=self.threads, parallel=self._scheme())
+        return time.perf_counter() - t
+
+    def fit(self, iters, eval_every, evaluate):
+        t0 = time.perf_counter()
+        out = _drive(self._step, iters, eval_every, evaluate, self.phi)
+        out["fit_wall_s"] = time.perf_counter() - t0
+        out["timing"] = "wall time of model.train(n) calls (train(0) initialisation excluded)"
+        return out
+
+    def phi(self):
+        m = self.m
+        raw = np.array([m.get_topic_word_dist(k, normalize=False) for k in range(self.K)], dtype=np.float64)
+        vocab = list(m.used_vocabs)
+        if raw.shape[1] != len(vocab):
+            vocab = list(m.vocabs)
+        n_kw = np.zeros((self.K, len(self.terms)))
+        index = {t: i for i, t in enumerate(self.terms)}
+        cols = np.array([index[t] for t in vocab])
+        n_kw[:, cols] = np.maximum(raw - float(m.eta), 0.0)  # raw values are n_kw + eta
+        return phi_from_counts(n_kw, BETA)
+
+    def transform(self, data, n_iter):
+        n_iter = 100 if n_iter is None else n_iter
+        docs = [self.m.make_doc(words) for words in doc_word_lists(data.observed, self.terms)]
+        t = time.perf_counter()
+        dists, _ = self.m.infer(docs, iterations=n_iter, workers=self.threads, parallel=self._scheme())
+        info = {"n_iter": n_iter, "infer_s": time.perf_counter() - t, "method": "model.infer(together=False)"}
+        return np.asarray(dists, dtype=np.float64), info
+
+
+# ---------------------------------------------------------------------------------------------
+class TopicaRunner(Runner):
+    """topica.LDA with ``sampler`` "sparse" (MALLET SparseLDA) or "warp" (WarpLDA MH).
+
+    ``fit(iters=N)`` runs N + num_samples x sample_interval sweeps (the
+    snapshots averaged into phi come after the N; defaults 5 x 25 = 125 more),
+    so the harness passes num_samples=1, sample_interval=0: exactly N sweeps,
+    phi of the final state, as for the other systems.
+
+    topica cannot resume a fit, so there is no held-out trace. Its ``fit`` does
+    some work after the last sweep (estimates, diagnostics), so the sweeps are
+    clocked from its ``progress`` callback, called every P sweeps (P of
+    :func:`throughput_window`) and at the end, each call after computing a
+    log likelihood: the window (P, 2P] is t(2P) - t(P) less the time of one
+    ``model.log_likelihood()`` call (measured after the fit, min of 3;
+    ``measured_raw_s`` keeps the uncorrected interval). ``train_s`` (for the
+    quality table) is t(iters) from the start of ``fit`` less those calls, so
+    it includes topica's initialisation.
+    """
+
+    def __init__(self, K, threads, seed, options=None, *, sampler="sparse"):
+        super().__init__(K, threads, seed, options)
+        self.sampler = sampler
+        self.system = f"topica-{sampler}"
+
+    def versions(self):
+        import topica
+
+        return {"topica": topica.__version__}
+
+    def settings(self):
+        return {"sampler": self.sampler, "num_threads": self.threads, "optimize_interval": 0, "num_samples": 1,
+                "sample_interval": 0, "alpha_sum": ALPHA * self.K}
+
+    def prepare(self, data):
+        import topica
+
+        self.data = data
+        self.terms = list(data.corpus.vocabulary)
+        docs = doc_word_lists(data.train, self.terms)
+        self.corpus = topica.Corpus.from_documents(docs, vocabulary=self.terms)
+        del docs
+        if self.corpus.num_docs != data.train.n_docs:
+            raise RuntimeError(f"topica kept {self.corpus.num_docs} of {data.train.n_docs} training documents")
+        self.m = topica.LDA(self.K, alpha_sum=ALPHA * self.K, beta=BETA, optimize_interval=0, seed=self.seed,
+                            num_threads=self.threads, sampler=self.sampler)
+
+    def fit(self, iters, eval_every, evaluate):
+        P, _ = throughput_window(iters)
+        P = max(P, 1)
+        stamps: dict[int, float] = {}
+
+        def progress(i, n, info):
+            stamps[int(i)] = time.perf_counter()
+
+        t0 = time.perf_counter()
+        self.m.fit(self.corpus, iters=iters, num_samples=1, sample_interval=0, keep_theta_draws=False, check_every=0,
+                   progress=progress, progress_interval=P)
+        wall = time.perf_counter() - t0
+        out = {"fit_wall_s": wall, "trace": [], "stamps": {str(k): v - t0 for k, v in sorted(stamps.items())}}
+        # the cost of one progress call's log likelihood, measured on the final state
+        lls = []
+        for _ in range(3):
+            t = time.perf_counter()
+            self.m.log_likelihood()
+            lls.append(time.perf_counter() - t)
+        c = min(lls)
+        out["ll_call_s"] = c
+        if P in stamps and 2 * P in stamps and 2 * P <= iters:
+            d1 = stamps[2 * P] - stamps[P]  # sweeps P+1 .. 2P and one log likelihood
+            out.update(measured_iters=P, measured_s=max(d1 - c, 0.5 * d1), measured_raw_s=d1,
+                       train_s=stamps[iters] - t0 - len(stamps) * c,
+                       timing=f"progress callback every {P} sweeps, less one model.log_likelihood() call")
+        else:
+            first = min(stamps)
+            out.update(measured_iters=iters - first, measured_s=stamps[iters] - stamps[first],
+                       train_s=stamps[iters] - t0, timing="progress callback timestamps (log-likelihood cost included)")
+        return out
+
+    def phi(self):
+        phi = np.asarray(self.m.topic_word, dtype=np.float64)
+        vocab = list(self.m.vocabulary)
+        if vocab != self.terms:
+            index = {t: i for i, t in enumerate(vocab)}
+            phi = phi[:, [index[t] for t in self.terms]]
+        return phi
+
+    def transform(self, data, n_iter):
+        kw = {} if n_iter is None else {"iters": n_iter}
+        docs = doc_word_lists(data.observed, self.terms)
+        t = time.perf_counter()
+        theta = self.m.transform(docs, seed=self.seed, **kw)
+        return np.asarray(theta, dtype=np.float64), {
+            "n_iter": n_iter or 100, "infer_s": time.perf_counter() - t,
+            "method": "model.transform (collapsed Gibbs per document; burn_in 10, 10 samples 5 apart)"}
+
+
+# ---------------------------------------------------------------------------------------------
+class LdaPackageRunner(Runner):
+    """The ``lda`` package (Cython collapsed Gibbs, single-threaded).
+
+    ``LDA.fit`` is a Python loop around ``_sample_topics``; the harness runs
+    that loop itself (initialisation ``_initialize`` off the clock, the
+    per-iteration log likelihood skipped) so that it can evaluate on the way.
+    """
+
+    system = "lda"
+
+    def versions(self):
+        import lda
+
+        return {"lda": lda.__version__}
+
+    def settings(self):
+        return {"threads": 1, "init": "lda's deterministic round-robin (z_i = i mod K)"}
+
+    def prepare(self, data):
+        import logging
+
+        import lda
+        import lda.utils
+
+        logging.getLogger("lda").setLevel(logging.ERROR)
+        if self.threads != 1:
+            raise RuntimeError("the lda package is single-threaded")
+        self.data = data
+        self.m = lda.LDA(n_topics=self.K, n_iter=1, alpha=ALPHA, eta=BETA, random_state=self.seed, refresh=10**9)
+        self.m._initialize(data.train.counts.astype(np.int64))
+        self.rs = lda.utils.check_random_state(self.seed)
+        self.rands = self.m._rands.copy()
+
+    def _step(self, n):
+        t = time.perf_counter()
+        for _ in range(n):
+            self.rs.shuffle(self.rands)
+            self.m._sample_topics(self.rands)
+        return time.perf_counter() - t
+
+    def fit(self, iters, eval_every, evaluate):
+        t0 = time.perf_counter()
+        out = _drive(self._step, iters, eval_every, evaluate, self.phi)
+        out["fit_wall_s"] = time.perf_counter() - t0
+        out["timing"] = "wall time of the _sample_topics loop (as in lda.LDA._fit, log likelihood skipped)"
+        return out
+
+    def phi(self):
+        return phi_from_counts(self.m.nzw_, BETA)
+
+    def transform(self, data, n_iter):
+        n_iter = 20 if n_iter is None else n_iter
+        self.m.components_ = self.phi()
+        X = data.observed.counts.astype(np.int64)
+        t = time.perf_counter()
+        theta = self.m.transform(X, max_iter=n_iter)
+        return theta, {"n_iter": n_iter, "infer_s": time.perf_counter() - t,
+                       "method": "lda.LDA.transform (iterated pseudo-counts per document, Python loop)"}
+
+
+# ---------------------------------------------------------------------------------------------
+def make_runner(system: str, K: int, threads: int, seed: int, options: dict | None = None) -> Runner:
+    base = system.split(":", 1)[0]
+    if base == "harmonium":
+        r = HarmoniumRunner(K, threads, seed, options)
+        r.system = system
+        return r
+    if base == "tomotopy":
+        return TomotopyRunner(K, threads, seed, options)
+    if base in ("topica-sparse", "topica-warp"):
+        return TopicaRunner(K, threads, seed, options, sampler=base.split("-", 1)[1])
+    if base == "lda":
+        return LdaPackageRunner(K, threads, seed, options)
+    raise ValueError(f"unknown system {system!r}")
+
+
+SYSTEMS = ("harmonium", "tomotopy", "topica-sparse", "topica-warp", "lda")
