@@ -46,7 +46,7 @@ from harmonium.inference.learning.schedules import make_schedule, momentum_sched
 from harmonium.inference.mcmc import befh_langevin as bl  # noqa: E402
 from harmonium.inference.mcmc import befh_mh, cftp  # noqa: E402
 from harmonium.models.undirected import bayesian_efh as befh  # noqa: E402
-from harmonium.models.undirected.named import gb_efh  # noqa: E402
+from harmonium.models.undirected.variants import gb_efh  # noqa: E402
 
 M, J = 100, 10
 EPS, L_BRIEF, SIGMA = 0.02, 1, 0.1

@@ -81,7 +81,7 @@ def _binary(m) -> sp.csr_matrix:
 def _ais_quality(W, b, c, train, test, runs, temps, seed=0) -> dict:
     """Our AIS log Z for the RBM (W: V x F), and mean log p(x) of the test and (a sample of) training rows."""
     from harmonium.evaluation.partition import ais_log_partition, data_means
-    from harmonium.models.undirected.named import rbm
+    from harmonium.models.undirected.variants import rbm
 
     model = rbm(W.shape[0], W.shape[1], params={"W:0": W, "v:0:bias": b, "h:bias": c})
     t = time.perf_counter()

@@ -1,6 +1,6 @@
 """Harmonium estimators: ``EFH``, ``GBEFH``, ``DualWingHarmonium``, ``ReplicatedSoftmax``, ``RatePoisson``.
 
-Models: :mod:`harmonium.models.undirected.efh` and :mod:`harmonium.models.undirected.named`.
+Models: :mod:`harmonium.models.undirected.efh` and :mod:`harmonium.models.undirected.variants`.
 Learning: contrastive divergence / persistent CD, :mod:`harmonium.inference.learning.cd`.
 Likelihoods: partition functions by annealed importance sampling,
 :mod:`harmonium.evaluation.partition`; ``log_likelihood_documents`` is the hook through which

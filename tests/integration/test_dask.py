@@ -206,7 +206,7 @@ def test_cli_fit_on_the_cluster_reads_the_ondisk_corpus(client, corpus_dir, tmp_
 def test_data_parallel_cd_merges_statistics_and_matches_in_process(client, corpus_dir):
     from harmonium.inference.learning.cd import reconstruction_error
     from harmonium.inference.learning.cd_dask import fit_cd, shard_statistics
-    from harmonium.models.undirected.named import random_init, replicated_softmax
+    from harmonium.models.undirected.variants import random_init, replicated_softmax
     from harmonium.parallel.dask_shards import ShardedRun, plan_shards
 
     path, corpus = corpus_dir

@@ -34,7 +34,7 @@ from harmonium.inference.learning.empirical_bayes import initial_hyperparameters
 from harmonium.inference.mcmc import befh_langevin as bl
 from harmonium.inference.mcmc import befh_mh
 from harmonium.models.undirected import bayesian_efh as befh
-from harmonium.models.undirected.named import gb_efh
+from harmonium.models.undirected.variants import gb_efh
 
 Z_TOL = 4.0
 STATES = np.array(list(itertools.product([0.0, 1.0], repeat=2)))

@@ -19,7 +19,7 @@ from scipy.stats import chi2
 
 from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc import cftp
-from harmonium.models.undirected.named import gb_efh
+from harmonium.models.undirected.variants import gb_efh
 
 ALPHA = 1e-4
 

@@ -23,7 +23,7 @@ from scipy.special import gammaln
 from harmonium.evaluation.partition import exact_log_partition
 from harmonium.inference.learning import cd
 from harmonium.inference.learning.schedules import make_schedule, momentum_schedule
-from harmonium.models.undirected.named import gb_efh, random_init, rbm, replicated_softmax
+from harmonium.models.undirected.variants import gb_efh, random_init, rbm, replicated_softmax
 
 
 def _rbm():

@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln, logsumexp
 
-from harmonium.models.undirected.named import random_init, rbm, replicated_softmax
+from harmonium.models.undirected.variants import random_init, rbm, replicated_softmax
 
 N_CHAINS = 100_000
 

@@ -26,8 +26,8 @@ from harmonium.evaluation.partition import (
     naive_mc_log_partition,
 )
 from harmonium.models.undirected.efh import Harmonium
-from harmonium.models.undirected.named import dual_wing, gb_efh, random_init, rbm, replicated_softmax
 from harmonium.models.undirected.units import BinomialUnits
+from harmonium.models.undirected.variants import dual_wing, gb_efh, random_init, rbm, replicated_softmax
 
 N_T = 1_500
 

@@ -9,7 +9,8 @@ from scipy.special import logsumexp
 
 from harmonium.errors import InvalidParameterError
 from harmonium.models.undirected.efh import Harmonium
-from harmonium.models.undirected.named import (
+from harmonium.models.undirected.units import BernoulliUnits, BinomialUnits, GaussianUnits
+from harmonium.models.undirected.variants import (
     dual_wing,
     gb_efh,
     multi_wing,
@@ -18,7 +19,6 @@ from harmonium.models.undirected.named import (
     rbm,
     replicated_softmax,
 )
-from harmonium.models.undirected.units import BernoulliUnits, BinomialUnits, GaussianUnits
 
 
 def _randomise(model, seed=0, scale=0.7):

@@ -1,4 +1,4 @@
-"""The named harmoniums, built on :class:`~harmonium.models.undirected.efh.Harmonium`.
+"""The harmonium variants of the literature, built on :class:`~harmonium.models.undirected.efh.Harmonium`.
 
 * :func:`rbm`: binary visible and hidden units (the restricted Boltzmann machine).
 * :func:`gb_efh`: seed 000 eqs. 4-6, Bernoulli words and unit-variance Gaussian hidden units,
