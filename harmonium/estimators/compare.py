@@ -83,7 +83,8 @@ def _rsm(k, seed, **kw):
 
 
 # name -> (label, factory(k, seed, **params)); the defaults are the settings of
-# benchmarks/harmoniums/eval_classification.py and, for the Replicated Softmax, its class defaults with a cheaper AIS (10 runs x 1,000 temperatures).
+# benchmarks/harmoniums/eval_classification.py and, for the Replicated Softmax, its class defaults with
+# a cheaper AIS (10 runs x 1,000 temperatures).
 BUILTIN_MODELS: dict[str, tuple[str, Callable]] = {
     "lsi": ("LSI", _lsi),
     "lda-gibbs": ("LDA (collapsed Gibbs)", _lda("collapsed_gibbs", {"n_iter": 200})),
