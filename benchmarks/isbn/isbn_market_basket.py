@@ -9,6 +9,12 @@ Dirichlet(1) habits; every customer belongs to one customer group and makes on a
 habits and on average ``items_per_transaction`` distinct items (Poisson, at least 1) from it; with probability
 ``corruption`` an item is replaced by a uniformly random item (Quest's corruption level).
 
+With ``--generator quest`` the data come from ``harmonium.datasets.make_market_basket`` instead: the IBM Quest
+generator as Agrawal & Srikant describe it (``--n-item-groups`` basket patterns, ``--n-customer-groups`` customer
+patterns of on average ``--groups-per-customer-group`` basket patterns, ``--basket-pattern-size`` items per basket
+pattern, its own corruption levels; ``--corruption`` is not used). True item group: the item's dominant basket
+pattern (-1, a group of its own, for items never bought); true customer group: the dominant customer pattern.
+
 Model: BiHDP (``isbn_examples.bihdp``): x_ji = 1 if customer j bought item i at least once, for every
 (customer, item) pair, Bernoulli-Beta given (customer group, item group), HDP priors specific to the customer
 (pi_{z1|j}) and to the item (pi_{z2|i}). Sampler: ``ISBNSampler`` (FFBS over z1 - x - z2 per pair, then tau), or
@@ -24,6 +30,7 @@ Examples::
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --seeds 0 1 2 \
         --out benchmarks/isbn/results/isbn_market_basket.jsonl
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --paper --dry-run     # the paper's generator parameters
+    .venv/bin/python benchmarks/isbn/isbn_market_basket.py --generator quest --paper --dry-run   # IBM Quest
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --engine compiled --n-customers 1000 --n-items 200 \
         --n-item-groups 20 --n-customer-groups 10 --iters 100 --seeds 0 1 2     # larger, compiled engine
 """
@@ -41,6 +48,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import _busy_s, git_revision, machine  # noqa: E402
 
+from harmonium.datasets import make_market_basket  # noqa: E402
 from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler  # noqa: E402
 from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler  # noqa: E402
 from harmonium.models.directed import isbn_examples  # noqa: E402
@@ -77,6 +85,22 @@ def generate(rng, *, n_customers, n_items, n_item_groups, n_customer_groups, ite
     return baskets, item_group, customer_group
 
 
+def generate_quest(rng, *, n_customers, n_items, n_item_groups, n_customer_groups, items_per_transaction,
+                   groups_per_customer_group, transactions_per_customer, corruption=None, n_transactions=None,
+                   basket_pattern_size=1.25):
+    """The same outputs from the IBM Quest generator (harmonium.datasets.make_market_basket); ``corruption`` unused."""
+    if n_transactions is None:
+        n_transactions = int(round(transactions_per_customer * n_customers))
+    data = make_market_basket(
+        n_transactions=n_transactions, n_customers=n_customers, n_items=n_items,
+        mean_transaction_size=items_per_transaction, n_basket_patterns=n_item_groups,
+        n_customer_patterns=n_customer_groups, mean_basket_pattern_size=basket_pattern_size,
+        mean_customer_pattern_length=groups_per_customer_group, random_state=rng)
+    baskets = [(int(data.customer[t]), np.unique(data.items[data.indptr[t]:data.indptr[t + 1]]))
+               for t in range(data.customer.size)]
+    return baskets, data.item_group, data.customer_group
+
+
 def bought_matrix(baskets, n_customers, n_items):
     X = np.zeros((n_customers, n_items), dtype=np.int64)
     for j, items in baskets:
@@ -98,7 +122,8 @@ def run(seed: int, iters: int, cfg: dict, init_groups: int, alpha: float, gamma:
     from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
     rng = np.random.default_rng(seed)
-    baskets, item_group, customer_group = generate(rng, **cfg)
+    baskets, item_group, customer_group = (generate_quest if cfg.get("generator") == "quest" else generate)(
+        rng, **{k: v for k, v in cfg.items() if k != "generator"})
     X = bought_matrix(baskets, cfg["n_customers"], cfg["n_items"])
     cust, item = np.meshgrid(np.arange(cfg["n_customers"]), np.arange(cfg["n_items"]), indexing="ij")
     cust, item, x = cust.ravel(), item.ravel(), X.ravel()
@@ -179,6 +204,10 @@ def main(argv=None):
     ap.add_argument("--engine", choices=("python", "compiled"), default="python",
                     help="ISBNSampler (Python) or CompiledISBNSampler (numba; the same sampler)")
     ap.add_argument("--paper", action="store_true", help="the seed's generator parameters (1M transactions)")
+    ap.add_argument("--generator", choices=("home", "quest"), default="home",
+                    help="the simplified generator above (default) or the IBM Quest generator (make_market_basket)")
+    ap.add_argument("--basket-pattern-size", type=float, default=1.25,
+                    help="with --generator quest: mean items per basket pattern (|I|, Quest lit.patlen)")
     ap.add_argument("--dry-run", action="store_true", help="generate only and print the data sizes")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--table", type=Path, help="print a markdown table of a results file and exit")
@@ -190,8 +219,11 @@ def main(argv=None):
     if a.paper:
         cfg.update({k: v for k, v in PAPER.items() if k != "n_transactions"})
         cfg["n_transactions"] = PAPER["n_transactions"]
+    if a.generator == "quest":
+        cfg.update(generator="quest", basket_pattern_size=a.basket_pattern_size)
     if a.dry_run:
-        baskets, ig_, cg = generate(np.random.default_rng(a.seeds[0]), **cfg)
+        gen = generate_quest if a.generator == "quest" else generate
+        baskets, ig_, cg = gen(np.random.default_rng(a.seeds[0]), **{k: v for k, v in cfg.items() if k != "generator"})
         print(json.dumps({"transactions": len(baskets), "pairs": cfg["n_customers"] * cfg["n_items"],
                           "items_per_transaction": float(np.mean([len(b) for _, b in baskets]))}))
         return
