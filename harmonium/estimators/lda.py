@@ -525,6 +525,15 @@ class LDA(BaseEstimator):
         return np.column_stack([self.trace_["iteration"], self.trace_["log_joint"]])
 
     # -- persistence -------------------------------------------------------------------
+    def _json_params(self) -> dict:
+        out = super()._json_params()
+        seeds = out.get("seed_words")
+        if isinstance(seeds, dict):  # JSON object keys are strings; _seed_map reads them back as topic indices
+            out["seed_words"] = {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in seeds.items()}
+        elif isinstance(seeds, (list, tuple)):
+            out["seed_words"] = [list(v) if isinstance(v, (list, tuple)) else v for v in seeds]
+        return out
+
     def _state_for_file(self):
         arrays = {"topic_word": self.topic_word_, "alpha": self.alpha_}
         if self.doc_topic_ is not None:

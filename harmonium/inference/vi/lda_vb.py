@@ -203,8 +203,17 @@ def random_lambda(rng: np.random.Generator, n_words: int, n_topics: int) -> np.n
 
 
 # -- batch VB --------------------------------------------------------------------------------
+def _with_seeds(lam_wk: np.ndarray, model: LDAModel) -> np.ndarray:
+    """The initial lambda plus delta (in place): seeded topics start where their prior puts them, so the
+    first E-step already sees the seeds (random lambda alone would let it settle topics without them)."""
+    if model.seeds is not None:
+        lam_wk[model.seeds.words, model.seeds.topics] += model.seeds.counts
+    return lam_wk
+
+
 def batch_init(rng: np.random.Generator, data: VBData, model: LDAModel) -> BatchVBState:
-    return BatchVBState(random_lambda(rng, data.n_words, model.n_topics), initial_gamma(data, model.alpha))
+    lam = _with_seeds(random_lambda(rng, data.n_words, model.n_topics), model)
+    return BatchVBState(lam, initial_gamma(data, model.alpha))
 
 
 def build_batch_kernel(*, max_doc_iter: int = 100, doc_tol: float = 1e-3, n_threads: int = 1,
@@ -233,7 +242,7 @@ def build_batch_kernel(*, max_doc_iter: int = 100, doc_tol: float = 1e-3, n_thre
 
 # -- online VB -------------------------------------------------------------------------------
 def online_init(rng: np.random.Generator, n_words: int, model: LDAModel) -> OnlineVBState:
-    u = random_lambda(rng, n_words, model.n_topics)
+    u = _with_seeds(random_lambda(rng, n_words, model.n_topics), model)
     return OnlineVBState(u, 1.0, 0.0, u.sum(axis=0), 0)
 
 
