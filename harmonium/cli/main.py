@@ -54,6 +54,22 @@ def _load_corpus(source: str, fmt: str | None, text_column: str, label_column: s
     return corpus
 
 
+def _read_seed_words(path: str | None):
+    """The JSON object of a --seed-words file (its content is checked by LDA, which names the bad entry)."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"{path!r} is not valid JSON ({exc}); expected an object such as "
+                                 '{"0": ["word", ...], "3": ["other", ...]}.', param_hint="'--seed-words'") from None
+    if not isinstance(value, dict):
+        raise click.BadParameter(f"{path!r} holds a JSON {type(value).__name__}, not an object mapping topic "
+                                 'indices to word lists, e.g. {"0": ["word", ...]}.', param_hint="'--seed-words'")
+    return value
+
+
 def _corpus_options(f):
     f = click.option("--format", "fmt", default=None,
                      help="Corpus format (lines, tsv, csv, uci, ldac, mm, npz); default: from the extension.")(f)
@@ -141,9 +157,15 @@ def cli(ctx, debug):
               help="Shards of the corpus on the cluster (default: one per worker).")
 @click.option("--sync-every", type=click.IntRange(min=1), default=1, show_default=True,
               help="AD-LDA on Dask: local sweeps between merges of the word-topic counts.")
+@click.option("--seed-words", type=click.Path(exists=True, dir_okay=False), default=None,
+              callback=lambda ctx, param, value: _read_seed_words(value),
+              help='Seeded topics: a JSON file {"topic index": ["word", ...], ...}.')
+@click.option("--seed-weight", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Pseudo-counts given to each seed word in its topic (see --seed-words).")
 def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter, doc_topic_prior,
         topic_word_prior, inference, batch_size, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed,
-        checkpoint, checkpoint_every, resume, as_json, quiet, dask_address, dask_local, n_shards, sync_every):
+        checkpoint, checkpoint_every, resume, as_json, quiet, dask_address, dask_local, n_shards, sync_every,
+        seed_words, seed_weight):
     """Fit LDA to CORPUS and save the model to OUTPUT."""
     import contextlib
 
@@ -175,7 +197,8 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
     model = LDA(n_topics, doc_topic_prior=doc_topic_prior, topic_word_prior=topic_word_prior,
                 inference=inference, batch_size=batch_size, sampler=sampler, n_jobs=n_jobs, burn_in=burn_in, thin=thin,
                 optimize_interval=optimize_interval, n_iter=n_iter, checkpoint_path=checkpoint,
-                checkpoint_every=checkpoint_every, random_state=seed)
+                checkpoint_every=checkpoint_every, random_state=seed, seed_words=seed_words,
+                seed_weight=seed_weight)
     with contextlib.ExitStack() as stack:
         fit_kw = {}
         if distributed:

@@ -107,7 +107,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     ckpt = _resume_checkpoint(est, fingerprint, resume)
     if ckpt is not None:
         rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
-        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"])
+        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], est._seeds)
         if is_cvb0:  # the running float64 counts, not a recount of the float32 gamma: resume is exact
             state = vb.CVB0State(*(np.array(ckpt.arrays[k]) for k in vb.CVB0State._fields))
         else:
@@ -115,7 +115,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
         start, trace = int(ckpt.iteration), {k: list(v) for k, v in ckpt.trace.items()}
     else:
         rng, est.seed_ = check_random_state(est.random_state, "LDA")
-        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior)
+        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior, est._seeds)
         state = vb.cvb0_init(rng, data, model) if is_cvb0 else vb.batch_init(rng, data, model)
         start, trace = 0, _new_trace()
 
@@ -147,7 +147,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
         if _optimize_due(est, it):
             if is_cvb0:
                 m = make_model(m.n_topics, m.n_words, optimize_alpha(st.n_dk, m.alpha),
-                               optimize_beta(st.n_wk, st.n_k, m.beta))
+                               optimize_beta(st.n_wk, st.n_k, m.beta), m.seeds)
             else:
                 m = vb.update_hyperparameters(st.lam_wk, st.gamma, m)
                 # lambda = beta + sstats: move lambda with the new beta (the M-step given the new prior)
@@ -170,7 +170,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     model = current["model"]
     if is_cvb0:
         theta, _ = vb.cvb0_theta_phi(state, model)
-        lam_wk = state.n_wk + model.beta
+        lam_wk = state.n_wk + model.beta  # n_wk carries delta (seeded topics)
     else:
         theta = state.gamma / state.gamma.sum(axis=1, keepdims=True)
         lam_wk = state.lam_wk
@@ -203,7 +203,7 @@ def _online_step(est, kernel, rng, state, batch, model, step: int):
         target = vb.update_hyperparameters(vb.online_lambda(state), gamma, model)
         rho = info.rho
         new = make_model(model.n_topics, model.n_words, (1 - rho) * model.alpha + rho * target.alpha,
-                         (1 - rho) * model.beta + rho * target.beta)
+                         (1 - rho) * model.beta + rho * target.beta, model.seeds)
         state = vb.online_shift_beta(state, new.beta - model.beta)
         model = new
     return state, model, info, gamma
@@ -229,13 +229,13 @@ def fit_online(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     ckpt = _resume_checkpoint(est, fingerprint, resume)
     if ckpt is not None:
         rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
-        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"])
+        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], est._seeds)
         state = vb.OnlineVBState(np.array(ckpt.arrays["u_wk"]), float(ckpt.extra["c"]), float(ckpt.extra["b"]),
                                  np.array(ckpt.arrays["usum"]), int(ckpt.extra["t"]))
         trace = {k: list(v) for k, v in ckpt.trace.items()}
     else:
         rng, est.seed_ = check_random_state(est.random_state, "LDA")
-        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior)
+        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior, est._seeds)
         state = vb.online_init(rng, corpus.n_words, model)
         trace = _new_trace()
     kernel = _online_kernel(est, total_docs)
@@ -273,13 +273,13 @@ def partial_fit(est, corpus) -> None:
         if getattr(est, "topic_word_posterior_", None) is not None:
             # continue a fitted (or loaded) online model: lambda, t and the RNG are all in its attributes
             rng = generator_from_state(est.rng_state_)
-            model = make_model(est.n_topics, len(est.vocabulary_), est.alpha_, est.beta_)
+            model = make_model(est.n_topics, len(est.vocabulary_), est.alpha_, est.beta_, est._seeds)
             state = vb.online_state_from_lambda(np.array(est.topic_word_posterior_.T, order="C"), est.n_iter_)
             est.trace_ = {k: list(v) for k, v in (est.trace_ or _new_trace()).items()}
             elapsed = est.trace_["seconds"][-1] if est.trace_.get("seconds") else 0.0
         else:
             rng, est.seed_ = check_random_state(est.random_state, "LDA")
-            model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior)
+            model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior, est._seeds)
             state = vb.online_init(rng, corpus.n_words, model)
             est.trace_ = _new_trace()
             est.vocabulary_ = corpus.vocabulary

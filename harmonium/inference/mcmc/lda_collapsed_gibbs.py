@@ -10,6 +10,13 @@ reference, SparseLDA buckets (O(k_d + k_w)) and alias tables with
 Metropolis-Hastings (O(1)). Each leaves the collapsed posterior p(z | w)
 invariant, tested exactly in tests/statistical/test_lda_collapsed_exact.py.
 
+Seeded topics (``model.seeds``, an asymmetric topic-word prior beta + delta
+with integer delta; :mod:`harmonium.models.directed.lda`): every sweep runs
+with delta added to n_wk and n_k for its duration (:class:`SweepCache` wraps
+each sampler in :func:`~harmonium.models.directed.lda.seeded_counts`), so the
+three samplers draw from the seeded conditional with their kernels unchanged
+and the state never holds delta. Tested in tests/statistical/test_lda_seeded_exact.py.
+
 State / init / kernel as in DESIGN.md. The kernel mutates the state's arrays
 in place and returns the same (mutated) state object.
 """
@@ -22,7 +29,13 @@ import numpy as np
 
 from harmonium._kernels import lda_gibbs, lda_sparse
 from harmonium.corpus.corpus import TokenStream
-from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, counts_from_assignments
+from harmonium.models.directed.lda import (
+    LDAModel,
+    add_seed_counts,
+    collapsed_log_joint,
+    counts_from_assignments,
+    seeded_counts,
+)
 
 
 class CollapsedGibbsState(NamedTuple):
@@ -69,6 +82,7 @@ def conditional(state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel
     n_dk[d, k_old] -= 1
     n_wk[w, k_old] -= 1
     n_k[k_old] -= 1
+    add_seed_counts(n_wk, n_k, model.seeds)
     p = np.empty(model.n_topics)
     lda_gibbs.collapsed_conditional(
         p, d, w, n_dk, n_wk, n_k, model.alpha, model.beta, model.beta * model.n_words
@@ -100,7 +114,7 @@ def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
     """
     build_lists = lda_sparse.build_word_lists if word_lists is None else word_lists
     K, V = model.n_topics, model.n_words
-    freq = np.bincount(tokens.words, minlength=V)
+    freq = word_slots(model, tokens)
     wptr = np.zeros(V + 1, dtype=np.int64)
     np.cumsum(np.minimum(freq, K), out=wptr[1:])
     wtop = np.empty(int(wptr[-1]), dtype=np.int32)
@@ -117,6 +131,27 @@ def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
         )
 
     return sweep
+
+
+def word_slots(model: LDAModel, tokens: TokenStream) -> np.ndarray:
+    """Upper bound (before the cap at K) on the non-zero topics of each word's row of n_wk during a sweep:
+    its frequency, plus the topics it seeds (delta is in the tables while a sweep runs)."""
+    freq = np.bincount(tokens.words, minlength=model.n_words)
+    if model.seeds is not None:
+        freq = freq + model.seeds.per_word(model.n_words)
+    return freq
+
+
+def with_seeds(sweep, seeds):
+    """``sweep`` run with the seed pseudo-counts in the state's n_wk and n_k (unchanged if ``seeds`` is None)."""
+    if seeds is None:
+        return sweep
+
+    def seeded(rng, state, d_lo: int, d_hi: int) -> int:
+        with seeded_counts(state.n_wk, state.n_k, seeds):
+            return sweep(rng, state, d_lo, d_hi)
+
+    return seeded
 
 
 def alias_mh_sweep(model: LDAModel, tokens: TokenStream):
@@ -138,6 +173,9 @@ class SweepCache:
     samplers); a kernel called once per sweep should not pay that each time.
     Only the latest pair is kept: a new model (e.g. after a hyperparameter
     update) replaces it. ``get(..., part=p)`` keeps one sweep per worker.
+    Sweeps of a seeded model come wrapped by :func:`with_seeds`: each worker
+    adds delta to the tables it sweeps and removes it after, so merging the
+    workers' changes never counts delta.
     """
 
     def __init__(self, factory):
@@ -150,7 +188,7 @@ class SweepCache:
         if key != self.key:
             self.key, self.sweeps = key, {}
         if part not in self.sweeps:
-            self.sweeps[part] = self.factory(model, tokens)
+            self.sweeps[part] = with_seeds(self.factory(model, tokens), model.seeds)
         return self.sweeps[part]
 
 

@@ -9,6 +9,7 @@ Robert 1996), whose variance is never larger than that of averaging the raw
 draws:
 
     phi_hat_kw   = 1/S sum_s (n_wk^(s) + beta) / (n_k^(s) + V beta)
+                   (seeded topics: beta + delta_kw over V beta + Delta_k)
     theta_hat_dk = 1/S sum_s (n_dk^(s) + alpha_k) / (N_d + sum alpha)
 
 The sums are float64 for phi (V x K) and float32 for theta (D x K, the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from harmonium._kernels import lda_stats
+from harmonium.models.directed.lda import seeded_counts
 
 
 def keep_sample(iteration: int, burn_in: int, thin: int) -> bool:
@@ -35,9 +37,14 @@ class ChainAverage:
         self.theta_sum = np.zeros((n_docs, n_topics), dtype=np.float32)
         self.n_samples = 0
 
-    def add(self, n_dk, n_wk, n_k, alpha, beta: float) -> None:
-        """Add the conditional posterior means of one retained sample."""
-        lda_stats.accumulate_phi(self.phi_wk_sum, n_wk, n_k, float(beta))
+    def add(self, n_dk, n_wk, n_k, alpha, beta: float, seeds=None) -> None:
+        """Add the conditional posterior means of one retained sample.
+
+        With ``seeds`` (seeded topics) phi's mean is (n_wk + delta + beta) / (n_k + Delta + V beta):
+        delta is added to ``n_wk`` and ``n_k`` for the accumulation and removed again.
+        """
+        with seeded_counts(n_wk, n_k, seeds):
+            lda_stats.accumulate_phi(self.phi_wk_sum, n_wk, n_k, float(beta))
         lda_stats.accumulate_theta(self.theta_sum, n_dk, alpha)
         self.n_samples += 1
 

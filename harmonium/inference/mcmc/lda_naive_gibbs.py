@@ -20,6 +20,10 @@ Dirichlet draws are normalised Gamma variates computed in log space (see
 :mod:`harmonium._kernels.lda_naive`), so tiny shapes (alpha, beta << 1) give
 exact zeros where the true value underflows, never NaN.
 
+Seeded topics (``model.seeds``): step 3 draws phi_k ~ Dir(beta + delta_k. + n_.k),
+by running the scan with delta in the count tables (steps 1 and 2 do not read
+n_wk), as the collapsed samplers do.
+
 ``info.log_joint`` is the *collapsed* log joint log p(w, z | alpha, beta)
 (Theta and B integrated out), the same quantity the collapsed sampler reports,
 so traces of the two samplers are comparable. The complete-data log joint
@@ -38,7 +42,7 @@ from scipy.special import gammaln
 
 from harmonium._kernels import lda_naive
 from harmonium.corpus.corpus import TokenStream
-from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, counts_from_assignments
+from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, counts_from_assignments, seeded_counts
 
 
 class NaiveGibbsState(NamedTuple):
@@ -78,7 +82,8 @@ def state_from_assignments(
         theta = np.array(theta, dtype=np.float64, order="C")
     if phi_wk is None:
         phi_wk = np.empty((V, K), dtype=np.float64)
-        lda_naive.draw_phi(rng, n_wk, model.beta, phi_wk, np.empty(K), np.empty(K))
+        with seeded_counts(n_wk, n_k, model.seeds):
+            lda_naive.draw_phi(rng, n_wk, model.beta, phi_wk, np.empty(K), np.empty(K))
     else:
         phi_wk = np.array(phi_wk, dtype=np.float64, order="C")
     return NaiveGibbsState(z, n_dk, n_wk, n_k, theta, phi_wk)
@@ -110,14 +115,18 @@ def theta_conditional(state: NaiveGibbsState, model: LDAModel, d: int) -> np.nda
 
 
 def phi_conditional(state: NaiveGibbsState, model: LDAModel, k: int) -> np.ndarray:
-    """Parameters (V,) of the full conditional of topic k: Dir(beta + n_.k)."""
-    return model.beta + state.n_wk[:, k]
+    """Parameters (V,) of the full conditional of topic k: Dir(beta + delta_.k + n_.k)."""
+    out = model.beta + state.n_wk[:, k].astype(np.float64)
+    if model.seeds is not None:
+        mine = model.seeds.topics == k
+        out[model.seeds.words[mine]] += model.seeds.counts[mine]
+    return out
 
 
 def complete_log_joint(state: NaiveGibbsState, tokens: TokenStream, model: LDAModel) -> float:
     """log p(w, z, Theta, B | alpha, beta), densities of Theta and B w.r.t. Lebesgue measure on the simplex.
 
-    = sum_d log Dir(theta_d | alpha) + sum_k log Dir(phi_k | beta)
+    = sum_d log Dir(theta_d | alpha) + sum_k log Dir(phi_k | beta + delta_k.)
       + sum_dk n_dk log theta_dk + sum_wk n_wk log phi_kw.
     -inf where an entry of Theta or B underflowed to 0 (possible with tiny
     alpha or beta); use the collapsed ``info.log_joint`` for traces.
@@ -130,7 +139,11 @@ def complete_log_joint(state: NaiveGibbsState, tokens: TokenStream, model: LDAMo
         log_theta = np.log(theta)
         log_phi = np.log(phi)
         prior_theta = D * (gammaln(alpha.sum()) - gammaln(alpha).sum()) + ((alpha - 1.0) * log_theta).sum()
-        prior_phi = K * (gammaln(V * beta) - V * gammaln(beta)) + ((beta - 1.0) * log_phi).sum()
+        if model.seeds is None:
+            prior_phi = K * (gammaln(V * beta) - V * gammaln(beta)) + ((beta - 1.0) * log_phi).sum()
+        else:  # phi_k ~ Dir(beta + delta_k.)
+            b = beta + model.seeds.dense(V, K)
+            prior_phi = (gammaln(b.sum(axis=0)) - gammaln(b).sum(axis=0)).sum() + ((b - 1.0) * log_phi).sum()
         lik = np.where(state.n_dk > 0, state.n_dk * log_theta, 0.0).sum()
         lik += np.where(state.n_wk > 0, state.n_wk * log_phi, 0.0).sum()
     return float(prior_theta + prior_phi + lik)
@@ -167,8 +180,9 @@ def build_kernel(*, compute_log_joint: bool = True, scan=None):
     def kernel(rng, state: NaiveGibbsState, tokens: TokenStream, model: LDAModel):
         K = model.n_topics
         p, colmax, colsum = np.empty(K), np.empty(K), np.empty(K)
-        n_changed = fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-                       state.theta, state.phi_wk, model.alpha, model.beta, p, colmax, colsum)
+        with seeded_counts(state.n_wk, state.n_k, model.seeds):
+            n_changed = fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
+                           state.theta, state.phi_wk, model.alpha, model.beta, p, colmax, colsum)
         lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
         return state, NaiveGibbsInfo(lj, int(n_changed))
 

