@@ -19,7 +19,7 @@ from harmonium._validation import check_is_fitted, validate_params
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, ModelFileError
-from harmonium.io import read_model_file, write_model_file
+from harmonium.io import check_writable, read_model_file, write_model_file
 
 _REGISTRY: dict[str, type] = {}
 
@@ -103,8 +103,13 @@ class BaseEstimator:
         raise NotImplementedError
 
     def save(self, path) -> None:
-        """Write the fitted model to ``path`` atomically (a harmonium model file, no pickle)."""
+        """Write the fitted model to ``path`` atomically (a harmonium model file, no pickle).
+
+        Raises :class:`~harmonium.errors.OutputPathError` naming ``path`` (before any
+        work) when its folder is missing or not writable.
+        """
         self._check_is_fitted()
+        check_writable(path)
         arrays, extra = self._state_for_file()
         vocab = getattr(self, "vocabulary_", None)
         write_model_file(
@@ -158,15 +163,14 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
     """Coerce ``X`` (Corpus, scipy sparse or 2-D array of counts) to a Corpus.
 
     With ``vocabulary`` (a fitted model's), a Corpus over another vocabulary is
-    matched by term, and a raw matrix must have exactly ``len(vocabulary)``
-    columns, column j being word j of the model's vocabulary (as scikit-learn
-    requires ``n_features_in_``): any other width would be read silently wrong.
+    matched by term (:meth:`Corpus.match_vocabulary`: unknown words dropped with a
+    warning, none known or bare ids beyond the vocabulary an error), and a raw
+    matrix must have exactly ``len(vocabulary)`` columns, column j being word j
+    of the model's vocabulary (as scikit-learn requires ``n_features_in_``):
+    any other width would be read silently wrong.
     """
     if isinstance(X, Corpus):
-        corpus = X
-        if vocabulary is not None and corpus.vocabulary != vocabulary:
-            corpus = corpus.reindex(vocabulary)
-        return corpus
+        return X if vocabulary is None else X.match_vocabulary(vocabulary, where)
     if sp.issparse(X) or isinstance(X, np.ndarray):
         from harmonium.corpus.corpus import _as_csr_counts
 
