@@ -88,3 +88,22 @@ def test_resume_names_the_setting_that_differs(corpus, tmp_path):
         HDP(n_iter=2, checkpoint_path=ckpt, doc_concentration_prior=(2.0, 1.0)).fit(corpus, resume=True)
     # a tuple equal to the checkpoint's list is the same setting
     HDP(n_iter=3, checkpoint_path=ckpt, doc_concentration_prior=(1.0, 1.0)).fit(corpus, resume=True)
+
+
+def test_adlda_resume_uses_the_same_checks(corpus, tmp_path):
+    pytest.importorskip("dask")
+    from harmonium.corpus.ondisk import build_ondisk_corpus
+    from harmonium.estimators import LDA
+
+    path = str(tmp_path / "ondisk")
+    build_ondisk_corpus([corpus], path, corpus.vocabulary)
+    ckpt = str(tmp_path / "run.hmn")
+
+    def adlda(**kw):
+        return LDA(3, inference="parallel_gibbs", checkpoint_path=ckpt, checkpoint_every=2, **kw)
+
+    adlda(n_iter=2, random_state=7).fit(path, n_shards=2)
+    with pytest.raises(InvalidParameterError, match="random_state=7, but this LDA has random_state=8"):
+        adlda(n_iter=4, random_state=8).fit(path, n_shards=2, resume=True)
+    resumed = adlda(n_iter=4, random_state=7).fit(path, n_shards=2, resume=True)
+    assert resumed.resumed_from_ == 2 and resumed.n_iter_ == 4
