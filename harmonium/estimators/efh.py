@@ -577,6 +577,8 @@ class EFH(_HarmoniumEstimator):
     base_rates_ : list of ndarray
         Per-wing data means (the AIS base-rate model).
     vocabulary_, n_iter_, seed_, trace_
+    resumed_from_ : int or None
+        The iteration of the checkpoint ``fit(resume=True)`` resumed from; None for a fresh run.
 
     Examples
     --------

@@ -119,6 +119,8 @@ class HDP(BaseEstimator):
         ``doc_concentration``, ``corpus_concentration``, ``n_new`` (topics created in that
         iteration), ``n_changed``, ``seconds``; and ``n_topics_per_iteration``.
     vocabulary_, n_iter_, seed_
+    resumed_from_ : int or None
+        The iteration of the checkpoint ``fit(resume=True)`` resumed from; None for a fresh run.
 
     Examples
     --------
