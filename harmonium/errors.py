@@ -27,3 +27,19 @@ class ModelFileError(HarmoniumError, ValueError):
 
 class NotFittedError(HarmoniumError, AttributeError):
     """A method that needs a fitted model was called before ``fit``."""
+
+
+class VocabularyMismatchError(CorpusError):
+    """Documents share no word with the model's vocabulary, or use word ids beyond it."""
+
+
+class OutputPathError(HarmoniumError, OSError):
+    """A file cannot be written where the user asked (missing folder, no permission, a folder in the way)."""
+
+
+class HarmoniumWarning(UserWarning):
+    """Base class of every warning issued by harmonium."""
+
+
+class VocabularyMismatchWarning(HarmoniumWarning):
+    """Some tokens of a corpus are words the model's vocabulary lacks; they are dropped (the share is given)."""

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from harmonium.cli._options import reader_options
+
 
 def _ints(text: str, what: str) -> list[int]:
     try:
@@ -35,9 +37,7 @@ def _model_params(items) -> dict:
 
 @click.command()
 @click.argument("corpus")
-@click.option("--format", "fmt", default=None, help="Corpus format (lines, tsv, csv, uci, ldac, mm, npz).")
-@click.option("--text-column", default="text", show_default=True, help="Text column of a TSV/CSV corpus.")
-@click.option("--label-column", default=None, help="Label column of a TSV/CSV corpus (the classification labels).")
+@reader_options
 @click.option("--n-docs", type=click.IntRange(min=1), default=None,
               help="Use a seeded random subset of N documents (--split-seed).")
 @click.option("-o", "--out-dir", type=click.Path(file_okay=False), required=True,
@@ -61,18 +61,21 @@ def _model_params(items) -> dict:
 @click.option("--no-plots", is_flag=True, help="Do not write the PNGs (they need matplotlib, the 'plot' extra).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results table as JSON to stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def compare(corpus, fmt, text_column, label_column, n_docs, out_dir, models, n_topics, seeds, tasks, test_size,
+def compare(corpus, reader, n_docs, out_dir, models, n_topics, seeds, tasks, test_size,
             split_seed, max_words, particles, settings, no_plots, as_json, quiet):
     """Fit a grid of models x K x seeds on CORPUS; perplexity, accuracy and time tables and plots.
 
     Resumable: finished cells in OUT_DIR are skipped when run again with the same settings.
+    The classification labels come from --label-column (TSV/CSV) or the bundled corpus.
     """
     import numpy as np
 
-    from harmonium.cli.main import _load_corpus
+    from harmonium.cli._options import load_corpus
     from harmonium.estimators.compare import compare as run_compare
+    from harmonium.io import check_writable_folder
 
-    data = _load_corpus(corpus, fmt, text_column, label_column)
+    check_writable_folder(out_dir)  # before the grid, not after it
+    data = load_corpus(corpus, reader)
     if n_docs is not None and n_docs < data.n_docs:
         rng = np.random.default_rng(split_seed)
         data = data[np.sort(rng.permutation(data.n_docs)[:n_docs])]

@@ -10,48 +10,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 
 import click
 import numpy as np
 
 from harmonium._version import __version__
-from harmonium.errors import HarmoniumError
-
-BUNDLED = ("debian",)
+from harmonium.cli._options import BUNDLED, cli_message, corpus_options, load_corpus, reader_options
+from harmonium.errors import HarmoniumError, HarmoniumWarning
 
 
 def _echo_json(obj) -> None:
     click.echo(json.dumps(obj, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)))
-
-
-def _load_corpus(source: str, fmt: str | None, text_column: str, label_column: str | None,
-                 vocabulary=None, n_docs: int | None = None):
-    """A Corpus from a bundled dataset name or a file (tokenised over ``vocabulary`` when given)."""
-    from harmonium.corpus.formats import read_corpus
-    from harmonium.corpus.tokenizer import Tokenizer
-
-    if source in BUNDLED and not os.path.exists(source):
-        from harmonium.datasets import load_debian
-
-        tok = None if vocabulary is None else Tokenizer(vocabulary=vocabulary)
-        corpus = load_debian(tokenizer=tok, n_docs=n_docs)
-    else:
-        kwargs = {}
-        fmt_ = fmt
-        if fmt_ is None:
-            from harmonium.corpus.formats import infer_format
-
-            fmt_ = infer_format(source)
-        if fmt_ in ("tsv", "csv"):
-            kwargs.update(text_column=text_column, label_column=label_column)
-        if fmt_ in ("tsv", "csv", "lines") and vocabulary is not None:
-            kwargs["tokenizer"] = Tokenizer(vocabulary=vocabulary)
-        corpus = read_corpus(source, format=fmt_, **kwargs)
-        if n_docs is not None:
-            corpus = corpus[: min(n_docs, corpus.n_docs)]
-    if vocabulary is not None and corpus.vocabulary != vocabulary:
-        corpus = corpus.reindex(vocabulary)
-    return corpus
 
 
 def _read_seed_words(path: str | None):
@@ -68,15 +38,6 @@ def _read_seed_words(path: str | None):
         raise click.BadParameter(f"{path!r} holds a JSON {type(value).__name__}, not an object mapping topic "
                                  'indices to word lists, e.g. {"0": ["word", ...]}.', param_hint="'--seed-words'")
     return value
-
-
-def _corpus_options(f):
-    f = click.option("--format", "fmt", default=None,
-                     help="Corpus format (lines, tsv, csv, uci, ldac, mm, npz); default: from the extension.")(f)
-    f = click.option("--text-column", default="text", show_default=True, help="Text column of a TSV/CSV corpus.")(f)
-    f = click.option("--label-column", default=None, help="Label column of a TSV/CSV corpus.")(f)
-    f = click.option("--n-docs", type=click.IntRange(min=1), default=None, help="Use only the first N documents.")(f)
-    return f
 
 
 class _Progress:
@@ -119,7 +80,7 @@ def cli(ctx, debug):
 
 @cli.command()
 @click.argument("corpus")
-@_corpus_options
+@corpus_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Model file to write.")
 @click.option("-k", "--n-topics", type=int, default=20, show_default=True)
 @click.option("--n-iter", type=int, default=200, show_default=True,
@@ -162,7 +123,7 @@ def cli(ctx, debug):
               help='Seeded topics: a JSON file {"topic index": ["word", ...], ...}.')
 @click.option("--seed-weight", type=click.IntRange(min=1), default=10, show_default=True,
               help="Pseudo-counts given to each seed word in its topic (see --seed-words).")
-def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter, doc_topic_prior,
+def fit(corpus, reader, n_docs, output, n_topics, n_iter, doc_topic_prior,
         topic_word_prior, inference, batch_size, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed,
         checkpoint, checkpoint_every, resume, as_json, quiet, dask_address, dask_local, n_shards, sync_every,
         seed_words, seed_weight):
@@ -171,9 +132,15 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
 
     from harmonium.corpus import train_test_split
     from harmonium.estimators import LDA
+    from harmonium.io import check_writable
 
     if dask_address is not None and dask_local is not None:
         raise click.UsageError("give --dask ADDRESS or --dask-local N, not both.")
+    if resume and checkpoint is None:
+        raise click.UsageError("--resume needs --checkpoint FILE (the checkpoint to continue from).")
+    check_writable(output)  # before the fit, not after it
+    if checkpoint is not None:
+        check_writable(checkpoint)
     distributed = dask_address is not None or dask_local is not None
     ondisk = os.path.isfile(os.path.join(corpus, "manifest.json"))
     if distributed and ondisk and not test_size and n_docs is None:
@@ -187,7 +154,7 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
             data = open_ondisk_corpus(corpus)
             data = data[: min(n_docs, data.n_docs)] if n_docs is not None else data
         else:
-            data = _load_corpus(corpus, fmt, text_column, label_column, n_docs=n_docs)
+            data = load_corpus(corpus, reader, n_docs=n_docs)
         train_input = None
     test = None
     if test_size > 0:
@@ -213,9 +180,17 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
             else:
                 client = stack.enter_context(Client(dask_address))
             fit_kw = {"client": client, "n_shards": n_shards, "sync_every": sync_every}
+        existed = checkpoint is not None and os.path.exists(checkpoint)
         with _Progress(n_iter, "Fitting LDA", enabled=not (quiet or as_json)) as progress:
             model.fit(train_input, resume=resume, callback=progress, **fit_kw)
     model.save(output)
+    resumed = getattr(model, "resumed_from_", None)  # the Dask drivers resume without setting it
+    if resume and resumed is not None:
+        click.echo(f"harmonium: resumed from checkpoint {checkpoint} at iteration {resumed} (seed {model.seed_})",
+                   err=True)
+    elif resume:
+        click.echo(f"harmonium: resumed from checkpoint {checkpoint}" if existed
+                   else f"harmonium: no checkpoint at {checkpoint} yet; started a new run", err=True)
     if train_input is corpus:  # on disk, never loaded here: the manifest has the count
         with open(os.path.join(corpus, "manifest.json"), "rb") as f:
             n_tokens = int(json.loads(f.read().decode("utf-8"))["n_tokens"])
@@ -225,7 +200,7 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
         "model": os.fspath(output), "n_docs": data.n_docs, "n_words": data.n_words, "n_tokens": n_tokens,
         "n_topics": n_topics, "n_iter": model.n_iter_, "seed": model.seed_,
         "log_likelihood_per_token": model.trace_["log_likelihood_per_token"][-1],
-        "seconds": model.trace_["seconds"][-1],
+        "seconds": model.trace_["seconds"][-1], "resumed_from": resumed,
     }
     if test is not None:
         res = model.perplexity(test, random_state=0)
@@ -234,7 +209,9 @@ def fit(corpus, fmt, text_column, label_column, n_docs, output, n_topics, n_iter
         _echo_json(summary)
     else:
         click.echo(f"Fitted LDA K={n_topics} on {summary['n_docs']} documents, {summary['n_tokens']} tokens, "
-                   f"V={summary['n_words']} in {summary['seconds']:.1f} s (seed {summary['seed']}).")
+                   f"V={summary['n_words']} in {summary['seconds']:.1f} s (seed {summary['seed']}"
+                   + (f"; resumed at iteration {resumed}, the time includes the run before" if resumed is not None
+                      else "") + ").")
         what = {"vb": "ELBO", "online_vb": "ELBO (mini-batch estimate)", "cvb0": "log p(w | theta, phi)"}
         click.echo(f"Training {what.get(inference, 'log p(w, z)')} per token: "
                    f"{summary['log_likelihood_per_token']:.4f}")
@@ -265,23 +242,24 @@ def topics(model_path, n_words, as_json):
 @cli.command()
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("corpus")
-@_corpus_options
+@corpus_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write theta here (.npy or .csv); default: print CSV to stdout.")
 @click.option("--n-iter", type=click.IntRange(min=1), default=None, help="Gibbs sweeps per document.")
 @click.option("--seed", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True)
-def transform(model_path, corpus, fmt, text_column, label_column, n_docs, output, n_iter, seed, as_json):
-    """Topic proportions theta of the documents of CORPUS under MODEL."""
+def transform(model_path, corpus, reader, n_docs, output, n_iter, seed, as_json):
+    """Topic proportions theta of the documents of CORPUS under MODEL (words MODEL does not know are dropped)."""
     from harmonium import load
+    from harmonium.io import atomic_write_bytes, check_writable
 
+    if output is not None:
+        check_writable(output)
     model = load(model_path)
-    data = _load_corpus(corpus, fmt, text_column, label_column, vocabulary=model.vocabulary_, n_docs=n_docs)
+    data = load_corpus(corpus, reader, vocabulary=model.vocabulary_, n_docs=n_docs)
     theta = model.transform(data, n_iter=n_iter, random_state=seed)
     ids = data.doc_ids if data.doc_ids is not None else np.arange(data.n_docs).astype(str)
     if output is not None:
-        from harmonium.io import atomic_write_bytes
-
         if output.endswith(".npy"):
             import io as _io
 
@@ -306,17 +284,17 @@ def transform(model_path, corpus, fmt, text_column, label_column, n_docs, output
 @cli.command()
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("corpus")
-@_corpus_options
+@corpus_options
 @click.option("--observed-fraction", type=float, default=0.5, show_default=True,
               help="Fraction of each document's tokens used to infer theta; the rest is scored.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the token split.")
 @click.option("--json", "as_json", is_flag=True)
-def evaluate(model_path, corpus, fmt, text_column, label_column, n_docs, observed_fraction, seed, as_json):
+def evaluate(model_path, corpus, reader, n_docs, observed_fraction, seed, as_json):
     """Held-out perplexity of MODEL on the documents of CORPUS (document completion)."""
     from harmonium import load
 
     model = load(model_path)
-    data = _load_corpus(corpus, fmt, text_column, label_column, vocabulary=model.vocabulary_, n_docs=n_docs)
+    data = load_corpus(corpus, reader, vocabulary=model.vocabulary_, n_docs=n_docs)
     res = model.perplexity(data, observed_fraction=observed_fraction, random_state=seed)
     if as_json:
         _echo_json(res._asdict())
@@ -327,8 +305,9 @@ def evaluate(model_path, corpus, fmt, text_column, label_column, n_docs, observe
 
 @cli.command()
 @click.argument("path")
+@reader_options
 @click.option("--json", "as_json", is_flag=True)
-def info(path, as_json):
+def info(path, reader, as_json):
     """Describe a model file (or a corpus: a file or the name of a bundled corpus)."""
     from harmonium.errors import ModelFileError
     from harmonium.io import read_model_file
@@ -337,7 +316,7 @@ def info(path, as_json):
         mf = read_model_file(path)
     except ModelFileError:
         if path in BUNDLED or (os.path.exists(path) and not path.endswith((".hmn", ".zip"))):
-            corpus = _load_corpus(path, None, "text", None)
+            corpus = load_corpus(path, reader)
             out = {"corpus": path, "n_docs": corpus.n_docs, "n_words": corpus.n_words, "n_tokens": corpus.n_tokens,
                    "has_labels": corpus.labels is not None,
                    "features": corpus.feature_names, "n_tags": None if corpus.tags is None else corpus.tags.shape[1]}
@@ -376,8 +355,19 @@ def main(argv=None) -> int:
     """Entry point: run the CLI, turning errors into one line and a non-zero exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args or os.environ.get("HARMONIUM_DEBUG") == "1"
+    shown: set[str] = set()
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        text = cli_message(str(message))
+        if text not in shown:  # once, however many times the library warns
+            shown.add(text)
+            click.echo(f"harmonium: warning: {text}", err=True)
+
     try:
-        cli.main(args=args, prog_name="harmonium", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", HarmoniumWarning)
+            warnings.showwarning = show_warning
+            cli.main(args=args, prog_name="harmonium", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("harmonium: aborted", err=True)
         return 130
@@ -389,7 +379,7 @@ def main(argv=None) -> int:
     except (HarmoniumError, OSError, ValueError) as exc:
         if debug:
             raise
-        click.echo(f"harmonium: error: {exc}", err=True)
+        click.echo(f"harmonium: error: {cli_message(str(exc))}", err=True)
         return 1
     return 0
 

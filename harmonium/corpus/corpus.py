@@ -7,6 +7,7 @@ Samplers work on the *token stream*: for document d its tokens are
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -14,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from harmonium.corpus.vocabulary import Vocabulary
-from harmonium.errors import CorpusError
+from harmonium.errors import CorpusError, VocabularyMismatchError, VocabularyMismatchWarning
 
 
 class TokenStream(NamedTuple):
@@ -302,21 +303,111 @@ class Corpus:
             )
 
     def reindex(self, vocabulary: Vocabulary) -> Corpus:
-        """The same documents counted over another vocabulary (terms not in it are dropped).
+        """The same documents counted over another vocabulary (terms not in it are dropped, silently).
 
-        Used when a fitted model meets documents built with a different
-        vocabulary: columns are matched by term, not by id.
+        The primitive under :meth:`match_vocabulary`, which is what a fitted
+        model uses on new documents (it warns about dropped tokens); call
+        ``reindex`` directly to subset or reorder a vocabulary on purpose.
         """
         if vocabulary == self.vocabulary:
             return self
-        mapping = np.array([vocabulary.get(t, -1) for t in self.vocabulary], dtype=np.int64)
+        return self._reindexed(self._term_mapping(vocabulary), vocabulary)
+
+    def _term_mapping(self, vocabulary: Vocabulary) -> np.ndarray:
+        """For each word id of this corpus, its id in ``vocabulary`` or -1."""
+        return np.fromiter((vocabulary.get(t, -1) for t in self.vocabulary), dtype=np.int64,
+                           count=len(self.vocabulary))
+
+    def _reindexed(self, mapping: np.ndarray, vocabulary: Vocabulary) -> Corpus:
         m = self._counts
         new_cols = mapping[m.indices]
         keep = new_cols >= 0
         rows = np.repeat(np.arange(self.n_docs), np.diff(m.indptr))[keep]
         out = sp.csr_matrix((m.data[keep], (rows, new_cols[keep])), shape=(self.n_docs, len(vocabulary)))
         out.sum_duplicates()
+        return self._over(out, vocabulary)
+
+    def _over(self, counts, vocabulary: Vocabulary) -> Corpus:
+        """The same documents and metadata with ``counts`` over ``vocabulary``."""
         return Corpus(
-            out, vocabulary, doc_ids=self.doc_ids, labels=self.labels, features=self.features,
+            counts, vocabulary, doc_ids=self.doc_ids, labels=self.labels, features=self.features,
             feature_names=self.feature_names, tags=self.tags, tag_names=self.tag_names,
         )
+
+    def match_vocabulary(self, vocabulary: Vocabulary, where: str) -> Corpus:
+        """The corpus over a fitted model's ``vocabulary``, matched word by word.
+
+        Every estimator method that scores new documents (``transform``,
+        ``perplexity``, document completion, reports, the evaluation
+        functions) goes through here, so a corpus built over another
+        vocabulary is never read id for id.
+
+        - Same vocabulary: the corpus itself.
+        - A corpus without a vocabulary (bare word ids, placeholder terms
+          "0".."V-1", see :attr:`Vocabulary.is_range`): its ids are taken to be
+          the model's ids; an id beyond the model's vocabulary raises.
+        - Otherwise columns are matched by term. Tokens of words the model
+          does not know are dropped with a
+          :class:`~harmonium.errors.VocabularyMismatchWarning` that gives their
+          share; if no token is left, :class:`~harmonium.errors.VocabularyMismatchError`.
+
+        Parameters
+        ----------
+        vocabulary : Vocabulary
+            The model's vocabulary (``model.vocabulary_``).
+        where : str
+            The caller, named in messages (e.g. ``"LDA.transform"``).
+
+        Raises
+        ------
+        VocabularyMismatchError
+            When no token of a non-empty corpus is in ``vocabulary``, or a
+            bare word id is >= ``len(vocabulary)``.
+        """
+        if vocabulary == self.vocabulary:
+            return self
+        V = len(vocabulary)
+        m = self._counts
+        if self.vocabulary.is_range:
+            bad = m.indices >= V
+            if bad.any():
+                pos = int(np.flatnonzero(bad)[0])
+                d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
+                raise VocabularyMismatchError(
+                    f"{where}: word id {int(m.indices[pos])} in document {d} is beyond the model's vocabulary of "
+                    f"{V} words (ids 0..{V - 1}). The corpus has no vocabulary (bare word ids), so its ids are read "
+                    "as the model's ids: build it over the model's vocabulary (model.vocabulary_), or give it its "
+                    "vocabulary (e.g. the vocabulary file, vocab_path=) so that words are matched by term."
+                )
+            return self._over(_canonical_csr(m.data, m.indices, m.indptr, (self.n_docs, V)), vocabulary)
+        mapping = self._term_mapping(vocabulary)
+        unknown_cols = mapping < 0
+        if unknown_cols.any():
+            col_totals = np.bincount(m.indices, weights=m.data, minlength=self.n_words)
+            total = int(col_totals.sum())
+            dropped = int(col_totals[unknown_cols].sum())
+            if dropped:
+                lost = np.flatnonzero(unknown_cols & (col_totals > 0))
+                top = lost[np.argsort(-col_totals[lost], kind="stable")[:3]]
+                examples = ", ".join(repr(self.vocabulary[int(w)]) for w in top)
+                if dropped == total:
+                    if vocabulary.is_range:
+                        fix = (f"The model was fitted on bare word ids 0..{V - 1} (no vocabulary): pass the documents "
+                               "as those word ids (a count matrix, or a corpus read without a vocabulary file).")
+                    else:
+                        known = ", ".join(repr(t) for t in vocabulary.terms[:3])
+                        fix = ("Score documents from the same source as the training corpus (the model's words "
+                               f"include {known}); documents in a numeric format (uci, ldac, mm, npz) need the "
+                               "vocabulary file the model was trained with (vocab_path=).")
+                    raise VocabularyMismatchError(
+                        f"{where}: none of the {total} tokens of the corpus is a word of the model's vocabulary "
+                        f"({V} words); the corpus was built over another vocabulary (its most frequent words: "
+                        f"{examples}). {fix}"
+                    )
+                share = f"{dropped / total:.1%}" if dropped / total >= 0.001 else "<0.1%"
+                warnings.warn(
+                    f"{where}: {share} of the corpus's tokens ({dropped} of {total}) are words outside "
+                    f"the model's vocabulary and are dropped (most frequent: {examples}).",
+                    VocabularyMismatchWarning, stacklevel=4,  # the user's call of transform, perplexity ...
+                )
+        return self._reindexed(mapping, vocabulary)

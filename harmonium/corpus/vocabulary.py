@@ -88,6 +88,11 @@ class Vocabulary(Sequence):
         return np.fromiter((idx[t] for t in tokens if t in idx), dtype=np.int32)
 
     @property
+    def is_range(self) -> bool:
+        """True for the placeholder terms "0".."V-1" of data that came without a vocabulary (bare word ids)."""
+        return all(t == str(i) for i, t in enumerate(self._terms))
+
+    @property
     def terms(self) -> list[str]:
         """The terms as a new list."""
         return list(self._terms)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
+import numbers
 import os
 
 import numpy as np
@@ -18,8 +20,10 @@ import scipy.sparse as sp
 from harmonium._validation import check_is_fitted, validate_params
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.vocabulary import Vocabulary
-from harmonium.errors import CorpusError, ModelFileError
-from harmonium.io import read_model_file, write_model_file
+from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
+from harmonium.io import check_writable, read_model_file, write_model_file
+
+logger = logging.getLogger("harmonium")
 
 _REGISTRY: dict[str, type] = {}
 
@@ -35,6 +39,11 @@ LAZY_ESTIMATORS: dict[str, str] = {
     "BayesianEFH": "harmonium.estimators.bayesian_efh",
     "HDP": "harmonium.estimators.hdp",
 }
+
+
+def _plain(value):
+    """JSON's view of a parameter (tuples are lists), for comparing with a checkpoint's."""
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def register(cls):
@@ -82,6 +91,59 @@ class BaseEstimator:
     def _check_is_fitted(self) -> None:
         check_is_fitted(self, self._fitted_attribute)
 
+    # -- resuming from a checkpoint ------------------------------------------------
+    def _check_resume(self, ckpt, params, fingerprint: dict, saved_fingerprint, *, data: str = "corpus") -> None:
+        """Refuse a checkpoint written by another run; say where this one resumes.
+
+        The one check every estimator's ``fit(resume=True)`` makes before using
+        ``ckpt``, in this order: the hyperparameters named in ``params`` (those
+        that change the result; ``n_iter`` may grow), the seed (an int
+        ``random_state`` must be the checkpoint's; ``None`` or a Generator
+        continues the checkpoint's stream), then the data (``fingerprint`` of
+        this corpus against the checkpoint's). Each refusal names the
+        difference. On success ``resumed_from_`` is the checkpoint's iteration
+        and the ``harmonium`` logger says so at INFO level.
+
+        Raises
+        ------
+        InvalidParameterError
+            A hyperparameter or the seed disagrees.
+        CorpusError
+            The data differ.
+        """
+        path = os.fspath(self.checkpoint_path)
+        name = type(self).__name__
+        mine, saved = self._json_params(), ckpt.params
+        for key in params:
+            if _plain(saved.get(key)) != _plain(mine.get(key)):
+                raise InvalidParameterError(
+                    f"checkpoint {path!r} was written with {key}={saved.get(key)!r}, but this {name} has "
+                    f"{key}={mine.get(key)!r}; use the same settings or another checkpoint_path."
+                )
+        seed, saved_seed = self.random_state, ckpt.extra.get("seed")
+        if (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and saved_seed is not None
+                and int(seed) != int(saved_seed)):
+            raise InvalidParameterError(
+                f"checkpoint {path!r} was written by a run with random_state={saved_seed}, but this {name} has "
+                f"random_state={seed}; resume with the same random_state (or leave random_state at None to "
+                "continue the checkpoint's stream), or use another checkpoint_path."
+            )
+        if saved_fingerprint != fingerprint:
+            if isinstance(saved_fingerprint, dict):
+                diffs = [f"{k} {saved_fingerprint.get(k)!r} in the checkpoint, {v!r} now"
+                         for k, v in fingerprint.items() if k != "crc32" and saved_fingerprint.get(k) != v]
+            else:
+                diffs = []
+            detail = "; ".join(diffs) or "the same sizes but other tokens"
+            other = "a different corpus" if data == "corpus" else f"different {data}"
+            raise CorpusError(
+                f"checkpoint {path!r} was written for {other} ({detail}); resume needs the same {data}, "
+                "or use another checkpoint_path."
+            )
+        self.resumed_from_ = int(ckpt.iteration)
+        logger.info("%s: resumed from checkpoint %r at iteration %d (seed %s).", name, path, ckpt.iteration,
+                    saved_seed)
+
     # -- persistence -------------------------------------------------------------
     def _json_params(self) -> dict:
         out = {}
@@ -103,8 +165,13 @@ class BaseEstimator:
         raise NotImplementedError
 
     def save(self, path) -> None:
-        """Write the fitted model to ``path`` atomically (a harmonium model file, no pickle)."""
+        """Write the fitted model to ``path`` atomically (a harmonium model file, no pickle).
+
+        Raises :class:`~harmonium.errors.OutputPathError` naming ``path`` (before any
+        work) when its folder is missing or not writable.
+        """
         self._check_is_fitted()
+        check_writable(path)
         arrays, extra = self._state_for_file()
         vocab = getattr(self, "vocabulary_", None)
         write_model_file(
@@ -158,15 +225,14 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
     """Coerce ``X`` (Corpus, scipy sparse or 2-D array of counts) to a Corpus.
 
     With ``vocabulary`` (a fitted model's), a Corpus over another vocabulary is
-    matched by term, and a raw matrix must have exactly ``len(vocabulary)``
-    columns, column j being word j of the model's vocabulary (as scikit-learn
-    requires ``n_features_in_``): any other width would be read silently wrong.
+    matched by term (:meth:`Corpus.match_vocabulary`: unknown words dropped with a
+    warning, none known or bare ids beyond the vocabulary an error), and a raw
+    matrix must have exactly ``len(vocabulary)`` columns, column j being word j
+    of the model's vocabulary (as scikit-learn requires ``n_features_in_``):
+    any other width would be read silently wrong.
     """
     if isinstance(X, Corpus):
-        corpus = X
-        if vocabulary is not None and corpus.vocabulary != vocabulary:
-            corpus = corpus.reindex(vocabulary)
-        return corpus
+        return X if vocabulary is None else X.match_vocabulary(vocabulary, where)
     if sp.issparse(X) or isinstance(X, np.ndarray):
         from harmonium.corpus.corpus import _as_csr_counts
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus
-from harmonium.errors import CorpusError, InvalidParameterError
+from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import as_corpus
 from harmonium.inference.mcmc.lda_dask_gibbs import ADLDADriver
 from harmonium.inference.mcmc.lda_estimates import keep_sample
@@ -115,10 +115,7 @@ def _fit_adlda(est, run: ShardedRun, path: str, sync_every: int, resume: bool, c
     n_steps = -(-est.n_iter // sync_every)
     ckpt = None
     if resume and est.checkpoint_path is not None and os.path.exists(est.checkpoint_path):
-        ckpt = load_checkpoint(est.checkpoint_path, expected_class="LDA")
-        if ckpt.extra.get("corpus") != fingerprint:
-            raise CorpusError(f"checkpoint {est.checkpoint_path!r} was written for a different corpus; "
-                              "resume needs the same corpus.")
+        est._check_checkpoint(load_checkpoint(est.checkpoint_path, expected_class="LDA"), fingerprint)
         ckpt = driver.restore()
     if ckpt is not None:
         rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")

@@ -247,6 +247,7 @@ class _HarmoniumEstimator(BaseEstimator):
         """
         self._validate_params()
         name = type(self).__name__
+        self.resumed_from_ = None
         if resume and self.checkpoint_path is None:
             raise InvalidParameterError(f"{name}.fit(resume=True) needs checkpoint_path to be set.")
         if client is not None or n_shards is not None:
@@ -361,16 +362,9 @@ class _HarmoniumEstimator(BaseEstimator):
                         extra={"data": fingerprint, "seed": self.seed_, "n_updates": int(st.n_updates)})
 
     def _check_checkpoint(self, ckpt, fingerprint):
-        path = os.fspath(self.checkpoint_path)
-        mine = self._json_params()
-        for k, v in ckpt.params.items():
-            if k in ("n_iter", "checkpoint_path", "checkpoint_every", "evaluate_every", "random_state"):
-                continue
-            if mine.get(k) != v:
-                raise InvalidParameterError(f"checkpoint {path!r} was written with {k}={v!r}, but this "
-                                            f"{type(self).__name__} has {k}={mine.get(k)!r}; use the same settings.")
-        if ckpt.extra.get("data") != fingerprint:
-            raise CorpusError(f"checkpoint {path!r} was written for different data; resume needs the same data.")
+        ignored = ("n_iter", "checkpoint_path", "checkpoint_every", "evaluate_every", "random_state")
+        names = [k for k in ckpt.params if k not in ignored]
+        self._check_resume(ckpt, names, fingerprint, ckpt.extra.get("data"), data="data")
 
     # -- using a fitted model -------------------------------------------------------------
     def _check_fitted(self):
@@ -583,6 +577,8 @@ class EFH(_HarmoniumEstimator):
     base_rates_ : list of ndarray
         Per-wing data means (the AIS base-rate model).
     vocabulary_, n_iter_, seed_, trace_
+    resumed_from_ : int or None
+        The iteration of the checkpoint ``fit(resume=True)`` resumed from; None for a fresh run.
 
     Examples
     --------

@@ -119,6 +119,8 @@ class HDP(BaseEstimator):
         ``doc_concentration``, ``corpus_concentration``, ``n_new`` (topics created in that
         iteration), ``n_changed``, ``seconds``; and ``n_topics_per_iteration``.
     vocabulary_, n_iter_, seed_
+    resumed_from_ : int or None
+        The iteration of the checkpoint ``fit(resume=True)`` resumed from; None for a fresh run.
 
     Examples
     --------
@@ -223,6 +225,7 @@ class HDP(BaseEstimator):
         """
         self._validate_params()
         self._check_pairs()
+        self.resumed_from_ = None
         if resume and self.checkpoint_path is None:
             raise InvalidParameterError("HDP.fit(resume=True) needs checkpoint_path to be set.")
         corpus = as_corpus(X, "HDP.fit")
@@ -306,21 +309,9 @@ class HDP(BaseEstimator):
         self.beta_ = model.beta
 
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
-        path = os.fspath(self.checkpoint_path)
-        saved = ckpt.params
-        for name in ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
-                     "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior"):
-            mine = getattr(self, name)
-            mine = list(mine) if isinstance(mine, tuple) else mine
-            theirs = saved.get(name)
-            theirs = list(theirs) if isinstance(theirs, tuple) else theirs
-            if theirs != mine:
-                raise InvalidParameterError(
-                    f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, but this HDP has "
-                    f"{name}={getattr(self, name)!r}; use the same settings or another checkpoint_path."
-                )
-        if ckpt.manifest.get("extra", {}).get("corpus") != fingerprint:
-            raise CorpusError(f"checkpoint {path!r} was written for a different corpus; resume needs the same corpus.")
+        names = ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
+                 "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior")
+        self._check_resume(ckpt, names, fingerprint, ckpt.manifest.get("extra", {}).get("corpus"))
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_``."""

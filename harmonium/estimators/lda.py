@@ -168,6 +168,9 @@ class LDA(BaseEstimator):
         Sweeps done.
     seed_ : int or None
         The seed that reproduces the run (None if a Generator was passed).
+    resumed_from_ : int or None
+        The sweep of the checkpoint this fit resumed from (``fit(resume=True)``;
+        also logged on the ``harmonium`` logger), None for a fresh run.
     trace_ : dict of lists
         Gibbs: ``iteration``, ``log_joint`` (log p(w, z)), ``log_likelihood_per_token``,
         ``n_changed``, ``seconds``, ``alpha_sum`` and ``beta`` at each evaluation.
@@ -319,6 +322,7 @@ class LDA(BaseEstimator):
         """
         self._validate_params()
         seed_map = self._seed_map()
+        self.resumed_from_ = None
         if resume and self.checkpoint_path is None:
             raise InvalidParameterError("LDA.fit(resume=True) needs checkpoint_path to be set.")
         if seed_map and (client is not None or n_shards is not None):
@@ -427,29 +431,22 @@ class LDA(BaseEstimator):
         return seed_map
 
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
-        path = os.fspath(self.checkpoint_path)
-        saved = ckpt.params
         names = ("n_topics", "doc_topic_prior", "topic_word_prior", "inference", "n_jobs", "optimize_interval",
                  "optimize_burn_in")
         if self.inference in _lda_vi.VI_INFERENCE:
             names += ("learning_decay", "learning_offset", "batch_size", "total_docs", "max_doc_iter", "doc_tol")
         else:
             names += ("sampler", "burn_in", "thin")
-        saved = {**saved, "seed_words": _seed_map(saved.get("seed_words"), self.n_topics)}
-        mine = {**self.get_params(), "seed_words": _seed_map(self.seed_words, self.n_topics)}
-        names += ("seed_words", "seed_weight") if mine["seed_words"] else ("seed_words",)
-        for name in names:
-            if saved.get(name) != mine[name]:
-                raise InvalidParameterError(
-                    f"checkpoint {path!r} was written with {name}={saved.get(name)!r}, "
-                    f"but this LDA has {name}={mine[name]!r}; "
-                    "use the same settings or another checkpoint_path."
-                )
-        if ckpt.manifest.get("extra", {}).get("corpus") != fingerprint:
-            raise CorpusError(
-                f"checkpoint {path!r} was written for a different corpus "
-                f"({ckpt.manifest.get('extra', {}).get('corpus')} vs {fingerprint}); resume needs the same corpus."
+        saved_seeds = _seed_map(ckpt.params.get("seed_words"), self.n_topics)
+        mine_seeds = _seed_map(self.seed_words, self.n_topics)
+        if saved_seeds != mine_seeds:
+            raise InvalidParameterError(
+                f"checkpoint {os.fspath(self.checkpoint_path)!r} was written with seed_words={saved_seeds!r}, "
+                f"but this LDA has seed_words={mine_seeds!r}; use the same settings or another checkpoint_path."
             )
+        if mine_seeds:
+            names += ("seed_weight",)
+        self._check_resume(ckpt, names, fingerprint, ckpt.manifest.get("extra", {}).get("corpus"))
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_`` (theta of the training documents; after online VB, ``transform(X)``)."""

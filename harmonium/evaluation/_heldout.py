@@ -131,8 +131,8 @@ def check_corpus(corpus, n_words: int, where: str, vocabulary=None) -> Corpus:
     """The corpus, matched by term to ``vocabulary`` if given, with V columns."""
     if not isinstance(corpus, Corpus):
         raise CorpusError(f"{where} expects a harmonium Corpus; got {type(corpus).__name__}.")
-    if vocabulary is not None and corpus.vocabulary != vocabulary:
-        corpus = corpus.reindex(vocabulary)
+    if vocabulary is not None:
+        corpus = corpus.match_vocabulary(vocabulary, where)
     if corpus.n_words != n_words:
         raise CorpusError(
             f"the corpus has {corpus.n_words} words and the topics {n_words} ({where}); "

@@ -76,7 +76,12 @@ def document_completion(model, corpus: Corpus, *, observed_fraction: float = 0.5
     ``model`` needs ``transform(corpus) -> theta`` and ``topic_word_``. The
     split of each document's tokens is seeded by ``random_state`` so that every
     model is scored on the same held-out tokens.
+    A corpus over another vocabulary than the model's ``vocabulary_`` is
+    matched to it by word first (:meth:`Corpus.match_vocabulary`).
     """
+    vocabulary = getattr(model, "vocabulary_", None)
+    if vocabulary is not None and isinstance(corpus, Corpus):
+        corpus = corpus.match_vocabulary(vocabulary, "document_completion")
     observed, held = completion_split(corpus, observed_fraction, random_state=random_state)
     keep = (observed.doc_lengths > 0) & (held.doc_lengths > 0)
     observed, held = observed[keep], held[keep]

@@ -108,8 +108,7 @@ class LSI:
             )
         if not isinstance(corpus, Corpus):
             raise CorpusError(f"LSI.transform expects a harmonium Corpus; got {type(corpus).__name__}.")
-        if corpus.vocabulary != self.vocabulary_:
-            corpus = corpus.reindex(self.vocabulary_)
+        corpus = corpus.match_vocabulary(self.vocabulary_, "LSI.transform")
         return np.asarray(self._weigh(corpus) @ self.components_.T)
 
     def fit_transform(self, corpus: Corpus, y=None) -> np.ndarray:

@@ -6,7 +6,7 @@ for resuming long runs.
 
 from __future__ import annotations
 
-from harmonium.io.atomic import atomic_write_bytes, atomic_writer
+from harmonium.io.atomic import atomic_write_bytes, atomic_writer, check_writable, check_writable_folder
 from harmonium.io.checkpoint import Checkpoint, CheckpointPolicy, load_checkpoint, save_checkpoint
 from harmonium.io.modelfile import (
     FORMAT,
@@ -20,6 +20,8 @@ from harmonium.io.modelfile import (
 __all__ = [
     "atomic_write_bytes",
     "atomic_writer",
+    "check_writable",
+    "check_writable_folder",
     "FORMAT",
     "FORMAT_VERSION",
     "MIGRATIONS",

@@ -97,7 +97,8 @@ def test_errors_are_one_line_with_nonzero_exit(tmp_path, capsys):
     assert code == 1 and "pickle" in err and len(err.strip().splitlines()) == 1
 
     code, _, err = run(capsys, "fit", "debian", "-k", 0, "--n-docs", 50, "-o", tmp_path / "x.hmn", "-q")
-    assert code == 1 and "'n_topics' parameter of LDA must be an int >= 1" in err
+    # the library's message in the CLI's words: the flag the user typed, not the Python argument
+    assert code == 1 and "The --n-topics option must be an int >= 1. Got 0." in err and "n_topics" not in err
 
     code, _, err = run(capsys, "fit")
     assert code == 2 and "Missing argument" in err
