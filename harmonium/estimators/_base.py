@@ -202,6 +202,11 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
         except (TypeError, ValueError) as exc:
             raise CorpusError(f"{where}: a list given as a count matrix must hold rows of equal length "
                               f"({exc}).") from exc
+        if X.dtype.kind not in "biuf":
+            raise CorpusError(
+                f"{where} expects a harmonium Corpus or a document-term count matrix; got a list of "
+                f"{X.dtype} values, not numbers. Texts or token lists become a Corpus with harmonium.Tokenizer."
+            )
     if sp.issparse(X) or isinstance(X, np.ndarray) or hasattr(X, "__array__"):
         from harmonium.corpus.corpus import _as_csr_counts
 
