@@ -25,8 +25,13 @@ class ModelFileError(HarmoniumError, ValueError):
     """A model or checkpoint file is truncated, corrupted, foreign or too new."""
 
 
-class NotFittedError(HarmoniumError, AttributeError):
-    """A method that needs a fitted model was called before ``fit``."""
+class NotFittedError(HarmoniumError, ValueError, AttributeError):
+    """A method that needs a fitted model was called before ``fit``.
+
+    A ``ValueError`` and an ``AttributeError``, as scikit-learn's ``NotFittedError`` is, so that
+    code written for scikit-learn estimators (``except ValueError``, ``hasattr``) treats
+    harmonium's the same way.
+    """
 
 
 class VocabularyMismatchError(CorpusError):

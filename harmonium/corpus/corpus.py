@@ -38,7 +38,17 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
     if isinstance(counts, np.ndarray) or (hasattr(counts, "__array__") and not sp.issparse(counts)):
         arr = np.asarray(counts)
         if arr.ndim != 2:
-            raise CorpusError(f"counts must be a 2-D (documents x words) matrix; got {arr.ndim}-D ({where}).")
+            raise CorpusError(
+                f"counts must be a 2-D (documents x words) matrix; got {arr.ndim}-D ({where}). "
+                "Reshape your data: x.reshape(1, -1) for a single document."
+            )
+        if arr.dtype.kind not in "biufc":
+            # object arrays (of numbers, from pandas or lists); scipy.sparse refuses the dtype itself
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise CorpusError(f"counts must be numbers; got an array of dtype {arr.dtype} that "
+                                  f"does not convert ({exc}) ({where}).") from exc
         counts = sp.csr_matrix(arr)
     elif not sp.issparse(counts):
         raise CorpusError(
@@ -51,18 +61,21 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
             d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
+            what = "" if np.isfinite(data[pos]) else ", not NaN or inf"
             raise CorpusError(
-                f"counts must be non-negative integers; document {d} has count {data[pos].item()!r} "
+                f"counts must be non-negative integers{what}; document {d} has count {data[pos].item()!r} "
                 f"for word id {int(m.indices[pos])} ({where})."
             )
+    elif data.dtype.kind == "c":
+        raise CorpusError(f"Complex data not supported: counts must be integers; got dtype {data.dtype} ({where}).")
     elif data.dtype.kind not in "iub":
         raise CorpusError(f"counts must be integers; got dtype {data.dtype} ({where}).")
     if data.size and data.min() < 0:
         pos = int(np.flatnonzero(data < 0)[0])
         d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
         raise CorpusError(
-            f"counts must be non-negative integers; document {d} has count {data[pos].item()!r} "
-            f"for word id {int(m.indices[pos])} ({where})."
+            f"Negative values in data: counts must be non-negative integers; document {d} has count "
+            f"{data[pos].item()!r} for word id {int(m.indices[pos])} ({where})."
         )
     if data.size and data.max() > np.iinfo(np.int32).max:
         raise CorpusError(f"a single count exceeds 2**31-1 ({where}).")

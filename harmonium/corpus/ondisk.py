@@ -61,6 +61,7 @@ import mmap
 import os
 import secrets
 import struct
+import tokenize
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -362,8 +363,8 @@ def _load_array(directory: str, manifest: dict, name: str, length: int, dtype: s
         arr = np.load(os.path.join(directory, fname), mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise _fail(directory, f"{fname} is missing") from None
-    except (ValueError, OSError) as e:
-        raise _fail(directory, f"{fname} is not a readable .npy file ({e})") from None
+    except (ValueError, OSError, EOFError, SyntaxError, tokenize.TokenError) as e:  # empty, truncated, mangled header
+        raise _fail(directory, f"{fname} is not a readable .npy file ({type(e).__name__}: {e})") from None
     if arr.dtype != np.dtype(dtype) or arr.shape != (length,):
         raise _fail(directory, f"{fname} holds {arr.dtype} {arr.shape}; expected "
                     f"{np.dtype(dtype)} ({length},)")

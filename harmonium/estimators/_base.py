@@ -85,6 +85,35 @@ class BaseEstimator:
                 parts.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
+    @property
+    def n_features_in_(self) -> int:
+        """Columns of the count matrix ``fit`` saw: the size of the vocabulary (scikit-learn's name).
+
+        Estimators whose input is not a count matrix (HCRF) set it themselves.
+        """
+        if "_n_features_in" in self.__dict__:
+            return self.__dict__["_n_features_in"]
+        vocab = getattr(self, "vocabulary_", None)
+        if vocab is None:
+            self._check_is_fitted()
+            raise AttributeError(f"{type(self).__name__} has no vocabulary_, so no n_features_in_.")
+        return len(vocab)
+
+    @n_features_in_.setter
+    def n_features_in_(self, value: int) -> None:
+        self.__dict__["_n_features_in"] = value
+
+    def __sklearn_tags__(self):
+        """scikit-learn's estimator tags (scikit-learn >= 1.6 asks for them; imported only then).
+
+        Unsupervised, fitted on non-negative counts (``positive_only``), dense or scipy.sparse.
+        """
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags() if hasattr(type(self), "transform") else None,
+                    input_tags=InputTags(sparse=True, positive_only=True, categorical=True))
+
     def _validate_params(self) -> None:
         validate_params(type(self).__name__, self.get_params(), self._parameter_constraints)
 
@@ -222,7 +251,7 @@ def load(path):
 
 
 def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
-    """Coerce ``X`` (Corpus, scipy sparse or 2-D array of counts) to a Corpus.
+    """Coerce ``X`` (Corpus, scipy sparse, 2-D array or array-like of counts) to a Corpus.
 
     With ``vocabulary`` (a fitted model's), a Corpus over another vocabulary is
     matched by term (:meth:`Corpus.match_vocabulary`: unknown words dropped with a
@@ -233,22 +262,37 @@ def as_corpus(X, where: str, vocabulary: Vocabulary | None = None) -> Corpus:
     """
     if isinstance(X, Corpus):
         return X if vocabulary is None else X.match_vocabulary(vocabulary, where)
-    if sp.issparse(X) or isinstance(X, np.ndarray):
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise CorpusError(f"{where}: a list given as a count matrix must hold rows of equal length "
+                              f"({exc}).") from exc
+        if X.dtype.kind not in "biuf":
+            raise CorpusError(
+                f"{where} expects a harmonium Corpus or a document-term count matrix; got a list of "
+                f"{X.dtype} values, not numbers. Texts or token lists become a Corpus with harmonium.Tokenizer."
+            )
+    if sp.issparse(X) or isinstance(X, np.ndarray) or hasattr(X, "__array__"):
         from harmonium.corpus.corpus import _as_csr_counts
 
         m = _as_csr_counts(X, where)
+        if m.shape[1] == 0:
+            raise CorpusError(f"{where}: the count matrix has 0 feature(s) (shape={m.shape}) while a minimum of 1 "
+                              "is required: it needs at least one word column.")
         if vocabulary is not None:
             if m.shape[1] > len(vocabulary):
                 Corpus.check_word_ids_of(m, len(vocabulary), where)  # names the first word id beyond it
             if m.shape[1] != len(vocabulary):
                 raise CorpusError(
-                    f"{where}: the count matrix has {m.shape[1]} columns but the model's vocabulary has "
-                    f"{len(vocabulary)} words. Build the matrix over the model's vocabulary (column j = "
-                    f"model.vocabulary_[j]), or pass a harmonium Corpus, which is matched by term."
+                    f"{where}: X has {m.shape[1]} features, but {where.split('.')[0]} is expecting "
+                    f"{len(vocabulary)} features as input: the count matrix has {m.shape[1]} columns but the "
+                    f"model's vocabulary has {len(vocabulary)} words. Build the matrix over the model's vocabulary "
+                    "(column j = model.vocabulary_[j]), or pass a harmonium Corpus, which is matched by term."
                 )
             return Corpus(m, vocabulary, _validated=True)
         return Corpus(m, _validated=True)
     raise CorpusError(
         f"{where} expects a harmonium Corpus or a document-term count matrix "
-        f"(scipy.sparse or 2-D numpy array); got {type(X).__name__}."
+        f"(scipy.sparse, a 2-D numpy array or an object with __array__); got {type(X).__name__}."
     )

@@ -116,7 +116,9 @@ class _HarmoniumEstimator(BaseEstimator):
         """(xs, lengths, vocabulary): the wings' data in the model's units and dtype."""
         wings = self._wing_units()
         dtype = np.dtype(self.dtype)
-        if isinstance(X, (tuple, list)):
+        # a list or tuple holds the wings' arrays; a list of plain rows of numbers is one count matrix
+        if isinstance(X, (tuple, list)) and (len(wings) > 1 or any(sp.issparse(a) or hasattr(a, "__array__")
+                                                                   or hasattr(a, "counts") for a in X)):
             if len(X) != len(wings):
                 raise InvalidParameterError(f"{where}: got {len(X)} arrays for {len(wings)} wings "
                                             f"({[n for n, _ in wings]}).")

@@ -48,6 +48,7 @@ import math
 import re
 import stat
 import struct
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -125,6 +126,7 @@ _CORRUPTION_ERRORS = (
     OverflowError,
     RuntimeError,  # encrypted-member flag; NotImplementedError: unknown compression
     SyntaxError,  # numpy's header parser on a mangled header dict
+    tokenize.TokenError,  # ... and on a header dict left open
     TypeError,
 )
 

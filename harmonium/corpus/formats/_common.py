@@ -23,6 +23,7 @@ import io
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterator
 from typing import IO
 
@@ -76,6 +77,15 @@ def open_binary(path) -> IO[bytes]:
     return f
 
 
+@contextlib.contextmanager
+def gzip_errors(name: str):
+    """Turn the errors of a corrupt or truncated gzip stream, raised while reading, into a CorpusError."""
+    try:
+        yield
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise CorpusError(f"{name}: corrupt or truncated gzip data ({exc}).") from None
+
+
 def read_bytes(path) -> bytes:
     """The whole file (gunzipped when its content is gzip); errors are CorpusErrors."""
     name = os.fspath(path)
@@ -86,7 +96,7 @@ def read_bytes(path) -> bytes:
         raise CorpusError(f"{name}: no such file.") from None
     except IsADirectoryError:
         raise CorpusError(f"{name}: is a directory, not a corpus file.") from None
-    except (gzip.BadGzipFile, EOFError) as exc:
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise CorpusError(f"{name}: corrupt or truncated gzip data ({exc}).") from None
 
 
@@ -152,7 +162,7 @@ def read_vocab_file(path, *, expected: int | None = None, what: str = "") -> Voc
     """
     name = name_of(path)
     try:
-        with open_binary(path) as f:
+        with open_binary(path) as f, gzip_errors(name):
             raw = f.read()
     except FileNotFoundError:
         raise CorpusError(

@@ -35,6 +35,7 @@ from harmonium.corpus.formats._common import (
     WRITE_ROWS,
     atomic_binary_writer,
     check_corpus,
+    gzip_errors,
     int_field,
     iter_line_blocks,
     name_of,
@@ -188,7 +189,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     all_lengths: list[np.ndarray] = []
     all_pairs: list[np.ndarray] = []
     pending_blank = None
-    with open_binary(path) as f:
+    with open_binary(path) as f, gzip_errors(name):
         for block, first_line in iter_line_blocks(f, 1):
             fast = _fast_block(block)
             if fast is not None:

@@ -1,7 +1,8 @@
 """Matrix Market (``.mtx``) corpora: documents are rows, words are columns.
 
-Read and written with :func:`scipy.io.mmread` / :func:`scipy.io.mmwrite`
-(coordinate format, ``integer`` field). The file may be gzip-compressed
+Written with :func:`scipy.io.mmwrite` (coordinate format, ``integer`` field); read by a
+small parser here (coordinate or array; integer, real or pattern; any symmetry), since
+scipy's reader can crash the process on malformed files. The file may be gzip-compressed
 (``.mtx.gz``). Values must be non-negative integers: ``real`` files are
 accepted when every value is integral, ``complex`` files are rejected.
 
@@ -13,11 +14,16 @@ The terms live in an optional vocabulary file, one term per line; by default
 from __future__ import annotations
 
 import os
+import re
+import warnings
 
+import numpy as np
 import scipy.io
+import scipy.sparse as sp
 
 from harmonium.corpus.corpus import Corpus, _as_csr_counts
 from harmonium.corpus.formats._common import (
+    INT32_MAX,
     atomic_binary_writer,
     check_corpus,
     name_of,
@@ -29,6 +35,8 @@ from harmonium.errors import CorpusError
 
 __all__ = ["default_vocab_path", "read", "write"]
 
+_BANNER = b"%%MatrixMarket"
+
 
 def default_vocab_path(path) -> str:
     """``path + ".vocab"``: ``docs.mtx`` -> ``docs.mtx.vocab`` (``.gz`` is dropped first)."""
@@ -36,6 +44,84 @@ def default_vocab_path(path) -> str:
     if path.endswith(".gz"):
         path = path[:-3]
     return path + ".vocab"
+
+
+_FIELDS = {"integer": 3, "real": 3, "double": 3, "pattern": 2, "complex": 4}
+_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
+_NUMBER_TEXT = re.compile(rb"[0-9eE+\-.\s]*")
+
+
+def _parse(data: bytes, name: str) -> sp.coo_matrix:
+    """A Matrix Market coordinate or array file as a COO matrix, every malformation a CorpusError.
+
+    Our own parser, not :func:`scipy.io.mmread`: scipy's C++ reader aborts or crashes the process
+    on some malformed files (a missing banner given a file object, a stray byte after the last
+    entry), and a corpus reader must fail with an error on any bytes.
+    """
+
+    def bad(what: str) -> CorpusError:
+        return CorpusError(f"{name} is not a valid Matrix Market file: {what}.")
+
+    lines = data.split(b"\n", 1)
+    banner = lines[0].split()
+    if len(banner) != 5 or banner[0] != _BANNER or banner[1].lower() != b"matrix":
+        raise bad(f"the first line must be '%%MatrixMarket matrix <format> <field> <symmetry>' "
+                  f"(got {lines[0][:60]!r})")
+    layout, field, symmetry = (t.decode("ascii", errors="replace").lower() for t in banner[2:])
+    if layout not in ("coordinate", "array") or field not in _FIELDS or symmetry not in _SYMMETRIES:
+        raise bad(f"unknown format, field or symmetry {layout!r} {field!r} {symmetry!r}")
+    if field == "complex":
+        raise CorpusError(f"{name} holds complex values; counts must be non-negative integers.")
+    rest = lines[1] if len(lines) > 1 else b""
+    body_start = 0
+    while rest[body_start:body_start + 1] == b"%" or rest[body_start:body_start + 1] in (b"\n", b"\r"):
+        end = rest.find(b"\n", body_start)
+        if end < 0:
+            raise bad("it ends before the size line")
+        body_start = end + 1
+    size_end = rest.find(b"\n", body_start)
+    size_line, body = (rest[body_start:], b"") if size_end < 0 else (rest[body_start:size_end], rest[size_end + 1:])
+    try:
+        sizes = [int(t) for t in size_line.split()]
+    except ValueError:
+        raise bad(f"the size line {size_line[:60]!r} must hold integers") from None
+    n_size = 3 if layout == "coordinate" else 2
+    if len(sizes) != n_size or min(sizes) < 0 or max(sizes) > INT32_MAX:
+        raise bad(f"the size line {size_line[:60]!r} must hold {n_size} non-negative integers below 2**31")
+    if not _NUMBER_TEXT.fullmatch(body):
+        raise bad("the entries hold something other than numbers")
+    n_rows, n_cols = sizes[:2]
+    n_values = sizes[2] * _FIELDS[field] if layout == "coordinate" else n_rows * n_cols
+    if n_values > len(body):  # each number takes at least two bytes: no allocation beyond the file's size
+        raise bad(f"the size line announces {n_values} numbers, more than the file holds (truncated?)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            values = np.fromstring(body, dtype=np.float64, sep=" ") if body.strip() else np.zeros(0)
+        except ValueError:
+            raise bad("the entries are not all numbers") from None
+    if values.size != n_values:
+        raise bad(f"the size line announces {n_values} numbers but the file holds {values.size} (truncated?)")
+    if layout == "array":
+        if symmetry != "general":
+            raise bad("a dense (array) file must be 'general'")
+        return sp.coo_matrix(values.reshape(n_cols, n_rows).T)
+    if field == "pattern":
+        ij = values.reshape(-1, 2)
+        v = np.ones(ij.shape[0])
+    else:
+        ij, v = values.reshape(-1, 3)[:, :2], values.reshape(-1, 3)[:, 2]
+    if ij.size and (not np.array_equal(ij, np.round(ij)) or ij.min() < 1
+                    or ij[:, 0].max() > n_rows or ij[:, 1].max() > n_cols):
+        raise bad(f"a row or column index is not an integer in 1..{n_rows} x 1..{n_cols}")
+    i, j = ij[:, 0].astype(np.int64) - 1, ij[:, 1].astype(np.int64) - 1
+    if symmetry != "general":
+        off = i != j
+        sign = -1.0 if symmetry == "skew-symmetric" else 1.0
+        i, j, v = np.concatenate([i, j[off]]), np.concatenate([j, i[off]]), np.concatenate([v, sign * v[off]])
+    if field == "integer" and v.size and np.abs(v).max() > 2**53:
+        raise bad("an integer entry is too large")
+    return sp.coo_matrix((v, (i, j)), shape=(n_rows, n_cols))
 
 
 def read(path, *, vocab_path=None) -> Corpus:
@@ -58,11 +144,12 @@ def read(path, *, vocab_path=None) -> Corpus:
         vocabulary file does not have one term per column.
     """
     name = name_of(path)
-    try:
-        with open_binary(path) as f:
-            matrix = scipy.io.mmread(f)
-    except (ValueError, OverflowError, RuntimeError) as e:  # malformed header or entries
-        raise CorpusError(f"{name} is not a valid Matrix Market file: {e}") from None
+    with open_binary(path) as f:  # a missing file raises FileNotFoundError, as open does
+        try:
+            data = f.read()
+        except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
+            raise CorpusError(f"{name}: corrupt or truncated gzip data ({e}).") from None
+    matrix = _parse(data, name)
     if matrix.ndim != 2:
         raise CorpusError(f"{name} does not hold a 2-D matrix.")
     if matrix.dtype.kind == "c":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 
 import scipy.sparse as sp
 
@@ -64,7 +65,8 @@ def read(path, *, vocab_path=None) -> Corpus:
         raise CorpusError(f"{name} is not a .npz (zip) archive.")
     try:
         matrix = sp.load_npz(path)
-    except (ValueError, KeyError, NotImplementedError, zipfile.BadZipFile) as e:
+    except (ValueError, KeyError, NotImplementedError, zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        # OSError and zlib.error: a corrupted compressed member (a bad seek, an invalid deflate stream)
         raise CorpusError(f"{name} is not a scipy sparse .npz file: {e}") from None
     if matrix.ndim != 2:
         raise CorpusError(f"{name} does not hold a 2-D matrix.")

@@ -38,6 +38,7 @@ from harmonium.corpus.formats._common import (
     WRITE_ROWS,
     atomic_binary_writer,
     check_corpus,
+    gzip_errors,
     int_field,
     iter_line_blocks,
     name_of,
@@ -194,7 +195,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     name = name_of(path)
     if vocab_path is None:
         vocab_path = default_vocab_path(path)
-    with open_binary(path) as f:
+    with open_binary(path) as f, gzip_errors(name):
         n_docs, n_words, nnz = _read_header(f, name)
         if vocab_path is False:
             vocabulary = Vocabulary.range(n_words)
