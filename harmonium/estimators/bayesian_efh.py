@@ -263,6 +263,27 @@ class BayesianEFH(_HarmoniumEstimator):
         self._log_partition_cache = {}
         return self
 
+    def to_inference_data(self):
+        """The stored posterior draws of W as an ArviZ ``InferenceData`` (``pip install harmonium[arviz]``).
+
+        ``posterior`` holds one variable ``W_<wing>`` per wing, shape (chain, draw, visible, hidden)
+        with dims ``<wing>_visible`` and ``hidden``; ``attrs`` record the sampler and step size. W is
+        identified only up to rotations of the hidden space (seed 000 eq. 28): judge convergence on
+        functions of W W^T (as ``diagnostics_`` does), not on W's own coordinates.
+        """
+        from harmonium.evaluation.diagnostics import to_inference_data
+
+        self._check_fitted()
+        wings = [w[0] for w in self._architecture()[0]]
+        posterior, dims = {}, {}
+        for wing, Ws in zip(wings, self.W_samples_, strict=True):
+            name = f"W_{wing}"
+            posterior[name] = Ws.reshape(self.n_chains, -1, *Ws.shape[1:])
+            dims[name] = [f"{wing}_visible", "hidden"]
+        attrs = {"inference_library": "harmonium", "estimator": type(self).__name__, "sampler": self.sampler,
+                 "step_size": float(self.step_size), "n_warmup": int(self.n_warmup), "thin": int(self.thin)}
+        return to_inference_data(posterior, dims=dims, attrs=attrs, owner=f"{type(self).__name__}.to_inference_data")
+
     def partial_fit(self, X, y=None, **kwargs):
         raise InvalidParameterError("BayesianEFH has no partial_fit; fit it (use sampler='sgld' for large corpora).")
 

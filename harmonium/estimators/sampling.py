@@ -20,6 +20,10 @@ Example::
     fit = harmonium.sample(logp, np.zeros(3), grad=grad, random_state=0)
     fit.draws.shape          # (4, 1000, 3): chain, draw, parameter
     print(fit)               # the summary table
+    idata = fit.to_inference_data()   # ArviZ InferenceData (pip install harmonium[arviz])
+
+The summary's MCSE, ESS and R-hat are ArviZ's when ArviZ is installed and
+:mod:`harmonium.evaluation.diagnostics`' otherwise (the same definitions).
 """
 
 from __future__ import annotations
@@ -29,12 +33,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harmonium.evaluation.diagnostics import format_summary, summary
+from harmonium._version import __version__
+from harmonium.errors import InvalidParameterError
+from harmonium.evaluation.diagnostics import format_summary, summary, to_inference_data
 from harmonium.inference.mcmc.sample import SampleResult
 from harmonium.inference.mcmc.sample import sample as _sample
 from harmonium.parallel.seeds import check_random_state
 
 __all__ = ["SamplingResult", "sample"]
+
+# our per-draw statistics -> ArviZ's sample_stats names
+_STAT_NAMES = {"logdensity": "lp", "acceptance_prob": "acceptance_rate", "is_divergent": "diverging",
+               "energy": "energy", "n_steps": "n_steps", "tree_depth": "tree_depth", "step_size": "step_size"}
 
 
 @dataclass
@@ -50,6 +60,7 @@ class SamplingResult:
     result : the sampler's :class:`~harmonium.inference.mcmc.sample.SampleResult` (adapted step
         sizes and masses, compile and sampling seconds)
     seed_ : the integer seed that reproduces the run (None when a Generator was passed)
+    names : the flat parameter names given to :func:`sample` (None: one array variable ``x``)
     """
 
     draws: np.ndarray
@@ -57,6 +68,38 @@ class SamplingResult:
     summary: dict
     result: SampleResult = field(repr=False)
     seed_: int | None = None
+    names: list | None = None
+
+    def to_inference_data(self):
+        """The draws and sampler statistics as an ArviZ ``InferenceData`` (``pip install harmonium[arviz]``).
+
+        ``posterior`` holds one variable per name given to :func:`sample` (shape (chain, draw)), or
+        one variable ``x`` of shape (chain, draw, *param_shape); ``sample_stats`` holds the per-draw
+        statistics under ArviZ's names (``lp``, ``acceptance_rate``, ``diverging``, ``energy``,
+        ``n_steps``, ``tree_depth``, ``step_size``), leaving out those the kernel does not have
+        (all NaN); ``attrs`` name the kernel, backend, warm-up length and seed.
+        """
+        n_chains, n_draws = self.draws.shape[:2]
+        if self.names is not None:
+            flat = self.draws.reshape(n_chains, n_draws, -1)
+            if len(self.names) != flat.shape[2]:
+                raise InvalidParameterError(f"The 'names' given to sample must hold {flat.shape[2]} names (one per "
+                                            f"flattened parameter). Got {len(self.names)}.")
+            posterior = {name: flat[:, :, k] for k, name in enumerate(self.names)}
+        else:
+            posterior = {"x": self.draws}
+        stats = {}
+        for ours, theirs in _STAT_NAMES.items():
+            v = self.stats.get(ours)
+            if v is None or np.all(np.isnan(v)):
+                continue
+            stats[theirs] = v.astype(bool) if theirs == "diverging" else (
+                v.astype(np.int64) if theirs in ("n_steps", "tree_depth") else v)
+        attrs = {"inference_library": "harmonium", "inference_library_version": __version__,
+                 "kernel": self.result.kernel, "backend": self.result.backend, "n_warmup": self.result.n_warmup}
+        if self.seed_ is not None:
+            attrs["seed"] = self.seed_
+        return to_inference_data(posterior, stats, attrs=attrs, owner="SamplingResult.to_inference_data")
 
     @property
     def n_divergent(self) -> int:
@@ -80,4 +123,4 @@ def sample(logdensity: Callable | None, init_position, *, random_state=None, nam
     rng, seed = check_random_state(random_state, "sample")
     result = _sample(rng, logdensity, init_position, **kwargs)
     table = summary(result.draws, names=names) if result.draws.shape[1] >= 4 else {}
-    return SamplingResult(result.draws, result.stats, table, result, seed)
+    return SamplingResult(result.draws, result.stats, table, result, seed, None if names is None else list(names))

@@ -14,13 +14,21 @@ localization: An improved R-hat for assessing convergence of MCMC", Bayesian Ana
   (eq. 10), truncated by Geyer's initial positive sequence and made monotone (Geyer 1992), with
   the improved estimate tau = -1 + 2 sum rho_t + rho_{T+1} (eq. 11 and appendix) and the floor
   tau >= 1 / log10(S). Bulk ESS uses the rank-normalised split chains; tail ESS is the smaller ESS
-  of the indicators I(x <= q_0.05) and I(x <= q_0.95); ``ess_mean`` uses the raw split draws;
-* MCSE of the mean sd / sqrt(ess_mean), MCSE of a quantile from the Beta(ESS p + 1, ESS (1 - p) + 1)
-  interval of the indicator's ESS (section 4.4).
+  of the split indicators I(x <= q_0.05) and I(x <= q_0.95), q_p the (type 7) quantile of all
+  draws; ``ess_mean`` uses the raw split draws;
+* MCSE of the mean sd / sqrt(ess_mean); MCSE of the sd by the delta method from the ESS of the
+  squared deviations, sqrt(Var((x - mean)^2) / ess) / (2 sd) with the plug-in (ddof = 0) moments;
+  MCSE of a quantile as half the distance between the order statistics at the 16% and 84% points of
+  Beta(ESS p + 1, ESS (1 - p) + 1) (section 4.4; ranks ceil-ed / floor-ed, 1-based as in ``posterior``).
 
 Autocovariances are computed by FFT (zero-padded to a fast length >= 2n, biased estimator,
-Geyer 1992). This follows the ``posterior`` R package and ArviZ, without their dependencies.
-Draws are arrays of shape (n_chains, n_draws, *param_shape); results have ``param_shape``.
+Geyer 1992). These are the definitions of the ``posterior`` R package and of ArviZ (``az.rhat``,
+``az.ess`` bulk / tail / mean, ``az.mcse`` mean / sd / quantile), which
+``tests/unit/evaluation/test_diagnostics_arviz.py`` holds them to (relative difference < 1e-10).
+:func:`summary` uses ArviZ when it is installed (``method="auto"``) and these functions otherwise;
+:func:`to_inference_data` hands draws to ArviZ's ``InferenceData`` (optional extra
+``pip install harmonium[arviz]``). Draws are arrays of shape (n_chains, n_draws, *param_shape);
+results have ``param_shape``.
 """
 
 from __future__ import annotations
@@ -33,8 +41,9 @@ from harmonium.errors import InvalidParameterError
 
 __all__ = [
     "autocorrelation", "autocovariance", "ess", "ess_bulk", "ess_mean", "ess_tail", "mcse_mean", "mcse_quantile",
-    "mcse_sd", "rank_normalize", "rhat", "split_chains", "summary",
+    "mcse_sd", "rank_normalize", "rhat", "split_chains", "summary", "to_inference_data",
 ]
+ARVIZ_HINT = "pip install harmonium[arviz]"
 
 
 def _as_draws(draws, owner: str, min_draws: int = 4) -> tuple[np.ndarray, tuple]:
@@ -153,15 +162,15 @@ def ess_bulk(draws) -> np.ndarray:
 
 
 def _ess_quantile_1(x: np.ndarray, prob: float) -> float:
+    """ESS of the indicator I(x <= q_prob) on split chains; x is one parameter's (m, n) unsplit draws."""
     indicator = (x <= np.quantile(x, prob)).astype(np.float64)
-    return _ess_1(indicator)
+    return _ess_1(split_chains(indicator))
 
 
 def ess_tail(draws) -> np.ndarray:
     """Tail ESS: min of the ESS of I(x <= q_0.05) and I(x <= q_0.95) on split chains."""
     x, shape = _as_draws(draws, "ess_tail")
-    s = split_chains(x)
-    return _per_param(lambda v: min(_ess_quantile_1(v, 0.05), _ess_quantile_1(v, 0.95)), s, shape)
+    return _per_param(lambda v: min(_ess_quantile_1(v, 0.05), _ess_quantile_1(v, 0.95)), x, shape)
 
 
 def _rhat_1(x: np.ndarray) -> float:
@@ -192,17 +201,21 @@ def mcse_mean(draws) -> np.ndarray:
 
 
 def mcse_sd(draws) -> np.ndarray:
-    """MCSE of the posterior sd (Vehtari et al. 2021, eq. 23-ish via the ESS of x^2 and of x)."""
+    """MCSE of the posterior sd by the delta method: sqrt(Var(c^2) / ESS(c^2)) / (2 sqrt(E c^2)), c = x - mean.
+
+    The moments are plug-in (ddof = 0) and the ESS is that of the split squared deviations, as in
+    ``posterior`` and ArviZ (``az.mcse(method="sd")``).
+    """
     x, shape = _as_draws(draws, "mcse_sd")
     flat = x.reshape(-1, x.shape[2])
-    sd = flat.std(axis=0, ddof=1)
     centred = x - flat.mean(axis=0)
-    ess_sq = _per_param(_ess_1, split_chains(centred ** 2), (x.shape[2],))
-    var = sd ** 2
-    fourth = (centred ** 4).reshape(-1, x.shape[2]).mean(axis=0)
+    sq = centred ** 2
+    ess_sq = _per_param(_ess_1, split_chains(sq), (x.shape[2],))
+    var = sq.reshape(-1, x.shape[2]).mean(axis=0)
+    fourth = (sq ** 2).reshape(-1, x.shape[2]).mean(axis=0)
     var_of_var = np.maximum(fourth - var ** 2, 0.0) / ess_sq
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (np.sqrt(var_of_var) / (2.0 * sd)).reshape(shape)
+        return np.sqrt(var_of_var / var / 4.0).reshape(shape)
 
 
 def mcse_quantile(draws, prob: float) -> np.ndarray:
@@ -210,27 +223,80 @@ def mcse_quantile(draws, prob: float) -> np.ndarray:
     if not 0.0 < prob < 1.0:
         raise InvalidParameterError(f"The 'prob' parameter of mcse_quantile must be a float > 0 and < 1. Got {prob!r}.")
     x, shape = _as_draws(draws, "mcse_quantile")
-    s = split_chains(x)
 
     def one(v):
         size_ess = _ess_quantile_1(v, prob)
         a = stats.beta.ppf([0.1586553, 0.8413447], size_ess * prob + 1, size_ess * (1 - prob) + 1)
         srt = np.sort(v.reshape(-1))
         size = srt.size
-        lo = srt[int(np.floor(np.nanmax([a[0] * size, 0])))]
-        hi = srt[int(np.ceil(np.nanmin([a[1] * size, size - 1])))]
+        # the order statistics of rank floor(a0 S) and ceil(a1 S), 1-based, clipped to the sample
+        lo = srt[int(np.floor(np.nanmax([a[0] * size - 1.0, 0])))]
+        hi = srt[int(np.ceil(np.nanmin([a[1] * size - 1.0, size - 1])))]
         return (hi - lo) / 2.0
 
-    return _per_param(one, s, shape)
+    return _per_param(one, x, shape)
 
 
-def summary(draws, names=None, quantiles=(0.05, 0.5, 0.95)) -> dict:
+def _import_arviz(owner: str):
+    """ArviZ, imported on first use; without it, one ImportError naming the optional extra."""
+    try:
+        import arviz
+    except ImportError as exc:
+        raise ImportError(f"{owner} needs ArviZ, which is harmonium's optional 'arviz' extra: {ARVIZ_HINT}.") from exc
+    return arviz
+
+
+def _arviz_available() -> bool:
+    try:
+        _import_arviz("summary")
+    except ImportError:
+        return False
+    return True
+
+
+def _arviz_diagnostics(x: np.ndarray, shape: tuple) -> dict:
+    """mcse_mean, mcse_sd, ess_bulk, ess_tail, r_hat of (m, n, P) draws computed by ArviZ.
+
+    ``az.mcse(method="sd")`` of ArviZ 0.23 fails under numpy >= 2.3 when numba is installed (it calls
+    float() on a 1-element array), so the sd's MCSE takes ArviZ's ESS of the squared deviations into
+    the same delta-method formula (:func:`mcse_sd`).
+    """
+    az = _import_arviz("summary")
+    ds = az.convert_to_dataset(x, group="posterior")
+    name = next(iter(ds.data_vars))
+
+    def values(res):
+        return np.asarray(res[name].values, dtype=np.float64).reshape(shape)
+
+    flat = x.reshape(-1, x.shape[2])
+    sq = (x - flat.mean(axis=0)) ** 2
+    ess_sq = np.asarray(az.ess(az.convert_to_dataset(sq), method="mean")[name].values, dtype=np.float64)
+    var = sq.reshape(-1, x.shape[2]).mean(axis=0)
+    fourth = (sq ** 2).reshape(-1, x.shape[2]).mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd_mcse = np.sqrt(np.maximum(fourth - var ** 2, 0.0) / ess_sq / var / 4.0).reshape(shape)
+    return {"mcse_mean": values(az.mcse(ds, method="mean")), "mcse_sd": sd_mcse,
+            "ess_bulk": values(az.ess(ds, method="bulk")), "ess_tail": values(az.ess(ds, method="tail")),
+            "r_hat": values(az.rhat(ds, method="rank"))}
+
+
+def summary(draws, names=None, quantiles=(0.05, 0.5, 0.95), method: str = "auto") -> dict:
     """Per-parameter mean, sd, quantiles, mcse_mean, mcse_sd, ess_bulk, ess_tail, r_hat.
 
     Returns a dict of arrays of ``param_shape`` (plus ``"name"``, flat names such as ``x[0, 1]``
     unless ``names`` is given), in the order of the flattened parameters. Needs >= 4 draws per chain;
     R-hat needs >= 2 chains or >= 4 draws (split chains).
+
+    ``method``: "auto" computes the MCSEs, ESSs and R-hat with ArviZ when it is installed and the
+    draws have >= 2 chains, and with this module's functions otherwise; "arviz" insists on ArviZ
+    (ImportError naming ``pip install harmonium[arviz]`` without it); "harmonium" always uses this
+    module. The two agree to rounding (same definitions, see the module docstring), with one
+    difference: for a single chain ArviZ reports R-hat as NaN (it asks for 2 chains), this module
+    the split R-hat of its two halves (as the ``posterior`` package does).
     """
+    if method not in ("auto", "arviz", "harmonium"):
+        raise InvalidParameterError(f"The 'method' parameter of summary must be one of 'auto', 'arviz', 'harmonium'. "
+                                    f"Got {method!r}.")
     x, shape = _as_draws(draws, "summary")
     flat = x.reshape(-1, x.shape[2])
     out = {}
@@ -243,12 +309,52 @@ def summary(draws, names=None, quantiles=(0.05, 0.5, 0.95)) -> dict:
     out["sd"] = flat.std(axis=0, ddof=1).reshape(shape)
     for q in quantiles:
         out[f"q{100 * q:g}"] = np.quantile(flat, q, axis=0).reshape(shape)
+    if method == "arviz" or (method == "auto" and x.shape[0] >= 2 and _arviz_available()):
+        with np.errstate(invalid="ignore", divide="ignore"):  # constant draws: NaN R-hat, as ours
+            out.update(_arviz_diagnostics(x, shape))
+        return out
     out["mcse_mean"] = mcse_mean(draws)
     out["mcse_sd"] = mcse_sd(draws)
     out["ess_bulk"] = ess_bulk(draws)
     out["ess_tail"] = ess_tail(draws)
     out["r_hat"] = rhat(draws)
     return out
+
+
+def to_inference_data(posterior: dict, sample_stats: dict | None = None, *, coords: dict | None = None,
+                      dims: dict | None = None, attrs: dict | None = None, owner: str = "to_inference_data"):
+    """An ArviZ ``InferenceData`` of draws (needs the optional extra: ``pip install harmonium[arviz]``).
+
+    Parameters
+    ----------
+    posterior : dict of str -> array (n_chains, n_draws, *shape)
+        The draws, one array a variable; every variable has the same chains and draws.
+    sample_stats : dict of str -> array (n_chains, n_draws), optional
+        Per-draw sampler statistics under ArviZ's names (``lp``, ``acceptance_rate``, ``diverging``,
+        ``energy``, ``step_size``, ``tree_depth``, ``n_steps``).
+    coords, dims : optional
+        Dimension labels and names of the variables, as ``arviz.from_dict`` takes them.
+    attrs : dict, optional
+        Metadata, set on the InferenceData and on each of its groups.
+    """
+    if not isinstance(posterior, dict) or not posterior:
+        raise InvalidParameterError(f"The 'posterior' parameter of {owner} must be a non-empty dict of arrays "
+                                    f"(n_chains, n_draws, ...). Got {type(posterior).__name__}.")
+    lead = None
+    checked = {}
+    for group, arrays in (("posterior", posterior), ("sample_stats", sample_stats or {})):
+        for name, value in arrays.items():
+            a = np.asarray(value)
+            if a.ndim < 2 or (lead is not None and a.shape[:2] != lead):
+                raise InvalidParameterError(
+                    f"{group}[{name!r}] passed to {owner} must have shape (n_chains, n_draws, ...) "
+                    f"{'= ' + str(lead) + ' ...' if lead else ''}. Got shape {a.shape}.")
+            lead = a.shape[:2] if lead is None else lead
+            checked.setdefault(group, {})[name] = a
+    az = _import_arviz(owner)
+    attrs = dict(attrs or {})
+    return az.from_dict(posterior=checked["posterior"], sample_stats=checked.get("sample_stats"), coords=coords,
+                        dims=dims, attrs=dict(attrs), posterior_attrs=dict(attrs), sample_stats_attrs=dict(attrs))
 
 
 def format_summary(table: dict, digits: int = 3) -> str:

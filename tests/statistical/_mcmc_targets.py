@@ -184,3 +184,44 @@ BETABERN = Target(
 )
 
 TARGETS = {t.name: t for t in (STD5, CORR10, CORR2, BANANA, BETABERN)}
+
+
+# -- the stationary law of ULA (biased by construction), derived ----------------------------------------------
+def ula_gaussian_covariance(precision, step_size, inverse_mass):
+    """Stationary covariance of ULA on N(m, P^-1) with diagonal inverse mass D (its mean is m, exactly).
+
+    x' - m = A (x - m) + sqrt(2 h) D^1/2 xi with A = I - h D P, h = eps^2 / 2, so the covariance S
+    solves the discrete Lyapunov equation S = A S A^T + 2 h D (stable while the spectral radius of A is
+    below 1). For D = I it is (P (I - h P / 2))^-1.
+    """
+    from scipy.linalg import solve_discrete_lyapunov
+
+    precision = np.atleast_2d(np.asarray(precision, dtype=np.float64))
+    d = np.asarray(inverse_mass, dtype=np.float64) * np.ones(precision.shape[0])
+    h = 0.5 * step_size * step_size
+    a = np.eye(d.size) - h * d[:, None] * precision
+    if np.abs(np.linalg.eigvals(a)).max() >= 1.0:
+        raise ValueError("ULA is unstable at this step size: no stationary law")
+    return solve_discrete_lyapunov(a, 2.0 * h * np.diag(d))
+
+
+def ula_stationary_1d(grad, step_size, inverse_mass, lo, hi, n_grid=1601):
+    """Grid points and probabilities of ULA's stationary law in one dimension, by quadrature.
+
+    ULA's transition density is k(x, x') = N(x'; x + h m g(x), 2 h m), h = eps^2 / 2, m the inverse
+    mass. On a fine grid the chain becomes a finite Markov chain with rows k(x_i, x_j) dx (renormalised;
+    the mass beyond [lo, hi] must be negligible); its stationary vector solves p (K - I) = 0, sum p = 1.
+    Exact up to the quadrature error, which ``test_ula_stationary_law_helpers_agree`` bounds.
+    """
+    x = np.linspace(lo, hi, n_grid)
+    h = 0.5 * step_size * step_size
+    mean = x + h * inverse_mass * np.array([float(np.ravel(grad(np.array([v])))[0]) for v in x])
+    var = 2.0 * h * inverse_mass
+    k = np.exp(-0.5 * (x[None, :] - mean[:, None]) ** 2 / var)
+    k /= k.sum(axis=1, keepdims=True)
+    m = (k - np.eye(n_grid)).T
+    m[-1] = 1.0
+    rhs = np.zeros(n_grid)
+    rhs[-1] = 1.0
+    p = np.linalg.solve(m, rhs)
+    return x, p

@@ -26,6 +26,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -36,11 +37,47 @@ from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc import gibbs, rwmh, sgld, warmup
 from harmonium.parallel.seeds import check_random_state, spawn
 
-GRADIENT_KERNELS = ("hmc", "nuts", "mala", "ula")
-RW_KERNELS = ("rwmh", "mwg")
-KERNELS = GRADIENT_KERNELS + RW_KERNELS + ("gibbs",)
-DEFAULT_TARGET = {"hmc": 0.8, "nuts": 0.8, "mala": 0.574, "mwg": 0.44}
 OWNER = "sample"
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One entry of :data:`KERNELS`: how :func:`sample` runs a kernel and what its defaults are.
+
+    family : "gradient" (compiled kind of ``mcmc_gradient``), "random_walk" (``mcmc_rwmh``) or "gibbs".
+    kind : the compiled chain's kind id (None for Gibbs).
+    target_accept : default acceptance target of the warm-up (None: 0.234, or 0.44 in one dimension;
+        NaN where nothing is adapted toward an acceptance rate).
+    adapt_mass : default of ``adapt_mass`` (the diagonal mass / proposal sd from the slow windows).
+    needs : arguments that have no default for this kernel (beyond ``logdensity`` and ``init_position``).
+    exact : True when the kept draws come from a pi-invariant kernel; False for a sampler biased by
+        construction (ULA: its stationary law is that of the Euler discretisation, see
+        :mod:`harmonium.inference.mcmc.langevin`).
+    """
+
+    family: str
+    kind: int | None
+    target_accept: float | None
+    adapt_mass: bool
+    needs: tuple
+    exact: bool
+
+
+# The registry: the runner, the validation and the test matrix (tests/statistical/test_samplers_defaults.py)
+# read the kernel names from here.
+KERNELS: dict[str, KernelSpec] = {
+    "nuts": KernelSpec("gradient", warmup.KINDS["nuts"], 0.8, True, ("grad",), True),
+    "hmc": KernelSpec("gradient", warmup.KINDS["hmc"], 0.8, True, ("grad",), True),
+    "mala": KernelSpec("gradient", warmup.KINDS["mala"], 0.574, True, ("grad",), True),
+    # ULA: fixed step, no MH correction. Its mass is not adapted by default (see ``sample``'s notes).
+    "ula": KernelSpec("gradient", warmup.KINDS["ula"], math.nan, False, ("grad", "step_size"), False),
+    "rwmh": KernelSpec("random_walk", warmup.RW_KINDS["rwmh"], None, True, (), True),
+    # MWG adapts one scale per coordinate (adapt_step_size); it has no joint proposal sd to adapt.
+    "mwg": KernelSpec("random_walk", warmup.RW_KINDS["mwg"], 0.44, False, (), True),
+    "gibbs": KernelSpec("gibbs", None, math.nan, False, ("conditionals",), True),
+}
+GRADIENT_KERNELS = tuple(k for k, s in KERNELS.items() if s.family == "gradient")
+RW_KERNELS = tuple(k for k, s in KERNELS.items() if s.family == "random_walk")
 
 
 class SampleResult(NamedTuple):
@@ -149,7 +186,7 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
            n_warmup: int = 1000, n_draws: int = 1000, grad: Callable | None = None,
            value_and_grad: Callable | None = None, data: tuple = (), step_size: float | None = None,
            target_accept: float | None = None, n_steps: int | None = None, trajectory_length: float | None = None,
-           max_tree_depth: int = 10, adapt_step_size: bool = True, adapt_mass: bool = True, inverse_mass=None,
+           max_tree_depth: int = 10, adapt_step_size: bool = True, adapt_mass: bool | None = None, inverse_mass=None,
            init_jitter: float = 0.0, init_per_chain: bool = False, conditionals: Sequence | None = None,
            blocks: Sequence | None = None, n_jobs: int = 1, backend: str = "auto") -> SampleResult:
     """Run ``n_chains`` chains of ``kernel`` on ``logdensity``; return a :class:`SampleResult`.
@@ -165,6 +202,7 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         ``init_per_chain``. ``init_jitter > 0`` adds Uniform(-init_jitter, init_jitter) noise
         (drawn from each chain's stream).
     kernel : {"nuts", "hmc", "mala", "ula", "rwmh", "mwg", "gibbs"}
+        A name of the registry :data:`KERNELS` (which also holds each kernel's defaults).
         "mwg" is componentwise Metropolis within Gibbs; "gibbs" needs ``conditionals``: a list of
         ``draw(rng, x) -> new values of x[blocks[j]]`` (blocks default to one per coordinate).
     n_warmup, n_draws : int
@@ -175,7 +213,9 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         Extra arguments passed to every user function after the position.
     step_size : float, optional
         Initial step size (or random-walk scale); the heuristic of Hoffman & Gelman's Algorithm 4
-        when None. Required by "ula" (which is not adapted).
+        when None. Required by "ula", whose step size is never adapted: ULA has no acceptance
+        statistic to adapt it toward, and its step sets its bias (see Notes), so it is the user's
+        explicit choice.
     target_accept : float, optional
         Acceptance rate that warm-up aims at: 0.8 (hmc, nuts), 0.574 (mala), 0.234 (rwmh; 0.44 in
         one dimension), 0.44 (mwg).
@@ -184,20 +224,42 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         default trajectory length pi / 2 (a quarter period of a unit-variance Gaussian).
     max_tree_depth : int
         NUTS: at most 2^max_tree_depth leapfrog steps a transition.
-    adapt_step_size, adapt_mass : bool
-        Warm-up adaptation of the step size (scale) and of the diagonal mass (proposal sd).
+    adapt_step_size : bool
+        Warm-up adaptation of the step size (random-walk scale; MWG's per-coordinate scales).
+    adapt_mass : bool or None
+        Warm-up adaptation of the diagonal mass (RWMH: proposal sd) from Stan's slow windows.
+        None (default) takes the kernel's default in :data:`KERNELS`: True for nuts, hmc, mala and
+        rwmh; False for ula (True is refused, see Notes); mwg and gibbs have no mass.
     inverse_mass : array, optional
         Initial diagonal inverse mass (gradient kernels) or proposal sd / scales (rwmh, mwg).
     n_jobs : int
         Threads running chains at once (compiled chains release the GIL).
     backend : {"auto", "numpy"}
         "auto" compiles when every function is jitted; "numpy" always runs the Python kernels.
+
+    Notes
+    -----
+    Every kernel's default arguments are the path the test matrix
+    ``tests/statistical/test_samplers_defaults.py`` runs against exact targets.
+
+    ULA is biased by construction: its kept draws follow the stationary law of the Euler
+    discretisation, not pi (for a Gaussian target with precision P and diagonal inverse mass D,
+    x' = x - h D P x + sqrt(2 h) D^1/2 xi with h = eps^2 / 2, whose stationary covariance S solves
+    S = A S A^T + 2 h D, A = I - h D P: O(eps^2) away from P^-1). Warm-up mass adaptation is not
+    offered for ULA. With the step fixed, the adapted inverse mass multiplies the effective step:
+    a short slow window of a slowly mixing chain underestimates the variance, the smaller inverse
+    mass slows the chain further, and the next window underestimates more (on the equicorrelated
+    2-d Gaussian, rho = 0.9, eps = 0.3, 1000 warm-up iterations, the four chains ended with inverse
+    masses 0.02-0.45 and pooled variances 0.76, against ULA's own 1.03). The gradient MH kernels
+    escape this loop because their step size is re-found after each window; ULA's step is the bias
+    the user chose, so it cannot be re-tuned silently. Pass ``inverse_mass`` (e.g. posterior
+    variance estimates) instead.
     """
     validate_params(OWNER, {
         "kernel": kernel, "n_chains": n_chains, "n_warmup": n_warmup, "n_draws": n_draws,
         "max_tree_depth": max_tree_depth, "init_jitter": init_jitter, "n_jobs": n_jobs, "backend": backend,
     }, {
-        "kernel": [Options(KERNELS)], "n_chains": [Interval("int", 1)], "n_warmup": [Interval("int", 0)],
+        "kernel": [Options(tuple(KERNELS))], "n_chains": [Interval("int", 1)], "n_warmup": [Interval("int", 0)],
         "n_draws": [Interval("int", 1)], "max_tree_depth": [Interval("int", 1, 30)],
         "init_jitter": [Interval("real", 0)], "n_jobs": [Interval("int", 1)], "backend": [Options(("auto", "numpy"))],
     })
@@ -213,6 +275,18 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         _check_callable(name, fn)
     if not isinstance(data, tuple):
         raise InvalidParameterError(f"The 'data' parameter of {OWNER} must be a tuple. Got {type(data).__name__}.")
+    if adapt_mass is not None and not isinstance(adapt_mass, bool | np.bool_):
+        raise InvalidParameterError(f"The 'adapt_mass' parameter of {OWNER} must be a bool or None. "
+                                    f"Got {adapt_mass!r}.")
+    spec = KERNELS[kernel]
+    if adapt_mass is None:
+        adapt_mass = spec.adapt_mass
+    elif adapt_mass and kernel == "ula":
+        raise InvalidParameterError(
+            f"The 'adapt_mass' parameter of {OWNER} must be False or None for kernel='ula'. Got True: with ULA's "
+            f"fixed step an adapted mass feeds back on itself and shrinks toward 0 (biased draws); pass "
+            f"'inverse_mass' instead, or use kernel='mala'."
+        )
     rng, _ = check_random_state(rng, OWNER)
 
     if kernel == "gibbs":
@@ -241,7 +315,7 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         x0 = np.stack([x0[c] + child[c].uniform(-init_jitter, init_jitter, size=param_shape) for c in range(n_chains)])
 
     target = target_accept if target_accept is not None else (
-        DEFAULT_TARGET.get(kernel) or rwmh.default_target(d))
+        spec.target_accept if spec.target_accept is not None else rwmh.default_target(d))
     if gradient:
         if inverse_mass is None:
             im = np.ones(d)
@@ -250,7 +324,7 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
             if im.shape != (d,) or not np.all(np.isfinite(im)) or np.any(im <= 0):
                 raise InvalidParameterError(f"The 'inverse_mass' parameter of {OWNER} must hold {d} finite values > 0.")
         settings = dict(
-            kind=warmup.KINDS[kernel], step_size=-1.0 if step_size is None else float(step_size),
+            kind=spec.kind, step_size=-1.0 if step_size is None else float(step_size),
             n_steps=10 if n_steps is None else int(n_steps),
             trajectory_length=0.0 if n_steps is not None else float(trajectory_length or math.pi / 2),
             max_tree_depth=int(max_tree_depth), target_accept=float(target),
@@ -262,7 +336,7 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         if sd.shape != (d,) or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
             raise InvalidParameterError(f"The 'inverse_mass' parameter of {OWNER} must hold {d} finite values > 0.")
         settings = dict(
-            kind=warmup.RW_KINDS[kernel],
+            kind=spec.kind,
             scale=float(step_size) if step_size is not None else (rwmh.default_scale(d) if kernel == "rwmh" else 1.0),
             target_accept=float(target), adapt_scale=bool(adapt_step_size), adapt_sd=bool(adapt_mass), sd=sd,
         )

@@ -149,6 +149,9 @@ def _bad_grad(x):
     (dict(logdensity=lp, init_position=np.zeros(2), kernel="slice"), "'kernel' parameter of sample must be one of"),
     (dict(logdensity=lp, init_position=np.zeros(2), kernel="rwmh", n_chains=0), "'n_chains' parameter"),
     (dict(logdensity=lp, init_position=np.zeros(2), grad=grad, kernel="ula"), "'step_size' parameter"),
+    (dict(logdensity=lp, init_position=np.zeros(2), grad=grad, kernel="ula", step_size=0.1, adapt_mass=True),
+     "'adapt_mass' parameter of sample must be False or None for kernel='ula'"),
+    (dict(logdensity=lp, init_position=np.zeros(2), grad=grad, kernel="hmc", adapt_mass="yes"), "'adapt_mass'"),
     (dict(logdensity=lp, init_position=np.zeros(2), kernel="rwmh", data=[1.0]), "'data' parameter"),
     (dict(logdensity=lp_untypable, init_position=np.zeros(2), kernel="rwmh"), "numba could not compile it"),
     (dict(logdensity=lp_explicit_a_layout, init_position=np.zeros(2), kernel="rwmh"), "explicit signatures"),
@@ -169,6 +172,17 @@ def test_bad_input_raises_invalid_parameter_error(kwargs, message):
 
 def test_kernel_list():
     assert set(KERNELS) == {"nuts", "hmc", "mala", "ula", "rwmh", "mwg", "gibbs"}
+
+
+def test_adapt_mass_default_comes_from_the_registry():
+    """None (the default) adapts the mass of nuts, hmc, mala, rwmh and leaves ULA's at the given inverse_mass."""
+    assert [k for k, s in KERNELS.items() if s.adapt_mass] == ["nuts", "hmc", "mala", "rwmh"]
+    assert not KERNELS["ula"].exact and all(s.exact for k, s in KERNELS.items() if k != "ula")
+    ula = sample(0, lp, np.zeros(2), grad=grad, kernel="ula", step_size=0.3, n_chains=2, n_warmup=200, n_draws=10,
+                 inverse_mass=[2.0, 0.5])
+    np.testing.assert_array_equal(ula.inverse_mass, [[2.0, 0.5], [2.0, 0.5]])
+    mala = sample(0, lp, np.zeros(2), grad=grad, kernel="mala", n_chains=2, n_warmup=200, n_draws=10)
+    assert np.all(mala.inverse_mass != 1.0)
 
 
 # -- the algorithm modules directly (state / init / build_kernel) -----------------------------------------
