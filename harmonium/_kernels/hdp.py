@@ -493,3 +493,246 @@ def da_sweep_sparse(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
     in_doc = np.zeros(cap + 1, dtype=np.uint8)
     return da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, i_start,
                            wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, np.zeros(2), np.zeros(2, dtype=np.int64))
+
+
+# -- split-merge -----------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, forced):
+    """One restricted Gibbs scan over the tokens ``S[:n_s]`` between sides 0 and 1; returns its log probability.
+
+    Token t (document d, word w) goes to side x with probability proportional to
+    (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta), counts without t. ``forced``:
+    instead of drawing, put each token on ``target[s]`` and score that (the
+    probability that a scan from the current sides ends in ``target``).
+    """
+    logq = 0.0
+    for s in range(n_s):
+        t = S[s]
+        d = doc_of[t]
+        w = words[t]
+        x = side[s]
+        ndx[d, x] -= 1
+        nwx[w, x] -= 1
+        nx[x] -= 1
+        p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+        p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+        if forced:
+            x = target[s]
+        else:
+            x = 0 if rng.random() * (p0 + p1) < p0 else 1
+        side[s] = x
+        logq += math.log((p0 if x == 0 else p1) / (p0 + p1))
+        ndx[d, x] += 1
+        nwx[w, x] += 1
+        nx[x] += 1
+    return logq
+
+
+@njit(cache=True, nogil=True)
+def _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx, x, alpha_tau, beta, v_beta):
+    """The factors of one topic in the target of :func:`split_merge`, over the touched documents and words.
+
+    sum_d [lG(n_dx + alpha tau) - lG(alpha tau)] + lG(V beta) - lG(n_x + V beta) + sum_w [lG(n_wx + beta) - lG(beta)]
+    for side x = 0 or 1, or x = 2: both sides together (the merged topic).
+    """
+    total = 0.0
+    lg_at = math.lgamma(alpha_tau)
+    for j in range(n_docs_touched):
+        d = docs[j]
+        c = ndx[d, 0] + ndx[d, 1] if x == 2 else ndx[d, x]
+        if c > 0:
+            total += math.lgamma(c + alpha_tau) - lg_at
+    n = nx[0] + nx[1] if x == 2 else nx[x]
+    total += math.lgamma(v_beta) - math.lgamma(n + v_beta)
+    lg_b = math.lgamma(beta)
+    for j in range(n_words_touched):
+        w = wlist[j]
+        c = nwx[w, 0] + nwx[w, 1] if x == 2 else nwx[w, x]
+        if c > 0:
+            total += math.lgamma(c + beta) - lg_b
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _log_beta_pdf(u, a, b):
+    return (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+            + (a - 1.0) * math.log(u) + (b - 1.0) * math.log(1.0 - u))
+
+
+@njit(cache=True, nogil=True)
+def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
+                S, side, target, ndx, nwx, docs, wlist, dmark, wmark, broken):
+    """One Metropolis-Hastings split-merge proposal on (z, tau); returns (K, outcome).
+
+    ``outcome``: 0 rejected, 1 split accepted, 2 merge accepted. The target is
+
+        p(z, tau | w) ∝ gamma^K prod_k tau_k^-1 tau_u^(gamma - 1)
+                        prod_d prod_k G(n_dk + alpha tau_k)/G(alpha tau_k) prod_k DirMult(n_.k. | beta),
+
+    the CRF joint of :mod:`harmonium.models.directed.hdp` with the table counts summed out
+    against tau | m ~ Dir(m_.1, ..., m_.K, gamma) (alpha, gamma fixed). Restricted Gibbs
+    split-merge (Jain & Neal 2004): two distinct tokens i, j uniformly at random and S, the
+    other tokens of their topic(s); a launch state puts S at random on i's side (0) or j's (1)
+    and improves it by ``n_launch`` restricted scans (:func:`_sm_scan`, document term
+    weighted by alpha tau / 2 for both sides, tau the weight of the topic or of the two merged).
+
+    * i, j in one topic k: a final scan draws the split (probability q);
+      u ~ Beta(D_0, D_1), D_x the documents holding side x, gives the weights u tau_k and
+      (1 - u) tau_k. Acceptance ratio p(split) / p(merged) * tau_k / (q Beta(u; D_0, D_1)),
+      tau_k the Jacobian of (tau_k, u) -> (u tau_k, (1 - u) tau_k).
+    * i, j in topics k_i != k_j: merge them with weight tau_i + tau_j; q is the probability
+      that the final scan from the launch state gives the current split, u = tau_i / (tau_i + tau_j);
+      the acceptance ratio is the inverse of the split's.
+
+    Beta(D_0, D_1) is p(u | split) in the limit of small alpha tau. Needs ``K < n_k.shape[0]``
+    (a free column for a split); the merged topic keeps k_i's column and the last used column
+    moves into k_j's. Scratch: ``S``, ``side``, ``target`` (int, length >= N), ``ndx`` (D, 2) and
+    ``nwx`` (V, 2) int64 all zero, ``docs`` (>= D), ``wlist`` (>= V) int, ``dmark`` (D) and
+    ``wmark`` (V) uint8 all zero; left as found. ``broken`` is for the tests' negative
+    controls only: 1 leaves q out of the ratio, 2 leaves out the Jacobian.
+    """
+    N = words.shape[0]
+    V = n_wk.shape[0]
+    v_beta = V * beta
+    i = int(rng.random() * N)
+    j = int(rng.random() * (N - 1))
+    if j >= i:
+        j += 1
+    ki = z[i]
+    kj = z[j]
+    split = ki == kj
+    S[0] = i
+    S[1] = j
+    n_s = 2
+    for t in range(N):
+        if t != i and t != j and (z[t] == ki or z[t] == kj):
+            S[n_s] = t
+            n_s += 1
+    tau_m = tau[ki] if split else tau[ki] + tau[kj]
+    alpha_rho = 0.5 * alpha * tau_m
+    n_docs_touched = 0
+    n_words_touched = 0
+    for s in range(n_s):
+        d = doc_of[S[s]]
+        w = words[S[s]]
+        if dmark[d] == 0:
+            dmark[d] = 1
+            docs[n_docs_touched] = d
+            n_docs_touched += 1
+        if wmark[w] == 0:
+            wmark[w] = 1
+            wlist[n_words_touched] = w
+            n_words_touched += 1
+    # launch state
+    nx = np.zeros(2, dtype=np.int64)
+    for s in range(n_s):
+        if s < 2:
+            x = s
+        else:
+            x = 0 if rng.random() < 0.5 else 1
+        side[s] = x
+        target[s] = x if split else (0 if z[S[s]] == ki else 1)
+        ndx[doc_of[S[s]], x] += 1
+        nwx[words[S[s]], x] += 1
+        nx[x] += 1
+    rest = S[2:n_s]
+    rest_side = side[2:n_s]
+    rest_target = target[2:n_s]
+    for _ in range(n_launch):
+        _sm_scan(rng, rest, n_s - 2, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho, beta,
+                 v_beta, False)
+    # final scan: a split drawn, or the current split scored; the counts then hold the split
+    logq = _sm_scan(rng, rest, n_s - 2, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho, beta,
+                    v_beta, not split)
+    D0 = 0
+    D1 = 0
+    for jd in range(n_docs_touched):
+        d = docs[jd]
+        if ndx[d, 0] > 0:
+            D0 += 1
+        if ndx[d, 1] > 0:
+            D1 += 1
+    a1 = float(D0)
+    a2 = float(D1)
+    if split:
+        u = rng.beta(a1, a2)
+    else:
+        u = tau[ki] / tau_m
+    outcome = 0
+    if 0.0 < u < 1.0 and tau_m > 0.0:
+        t0 = u * tau_m
+        t1 = (1.0 - u) * tau_m
+        # log [p(split) / p(merged)] and the log of the split's proposal terms
+        log_target = (math.log(gamma) + math.log(tau_m) - math.log(t0) - math.log(t1)
+                      + _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx, 0,
+                                         alpha * t0, beta, v_beta)
+                      + _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx, 1,
+                                         alpha * t1, beta, v_beta)
+                      - _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx, 2,
+                                         alpha * tau_m, beta, v_beta))
+        log_proposal = _log_beta_pdf(u, a1, a2)
+        if broken != 1:
+            log_proposal += logq
+        if broken != 2:
+            log_proposal -= math.log(tau_m)
+        log_ratio = log_target - log_proposal if split else log_proposal - log_target
+        if math.log(rng.random()) < log_ratio:
+            if split:
+                outcome = 1
+                new = K
+                tau[K + 1] = tau[K]
+                tau[new] = t1
+                tau[ki] = t0
+                for s in range(n_s):
+                    if side[s] == 1:
+                        t = S[s]
+                        z[t] = new
+                        n_dk[doc_of[t], ki] -= 1
+                        n_dk[doc_of[t], new] += 1
+                        n_wk[words[t], ki] -= 1
+                        n_wk[words[t], new] += 1
+                n_k[ki] -= nx[1]
+                n_k[new] += nx[1]
+                K += 1
+            else:
+                outcome = 2
+                tau[ki] = tau_m
+                for s in range(n_s):
+                    if side[s] == 1:
+                        t = S[s]
+                        z[t] = ki
+                        n_dk[doc_of[t], ki] += 1
+                        n_wk[words[t], ki] += 1
+                for jd in range(n_docs_touched):
+                    n_dk[docs[jd], kj] = 0
+                for jw in range(n_words_touched):
+                    n_wk[wlist[jw], kj] = 0
+                n_k[ki] += nx[1]
+                last = K - 1
+                if kj != last:  # the last used column moves into k_j's
+                    for d in range(n_dk.shape[0]):
+                        n_dk[d, kj] = n_dk[d, last]
+                        n_dk[d, last] = 0
+                    for w in range(V):
+                        n_wk[w, kj] = n_wk[w, last]
+                        n_wk[w, last] = 0
+                    for t in range(N):
+                        if z[t] == last:
+                            z[t] = kj
+                    tau[kj] = tau[last]
+                n_k[kj] = n_k[last]
+                n_k[last] = 0
+                tau[last] = tau[K]
+                tau[K] = 0.0
+                K -= 1
+    for s in range(n_s):
+        t = S[s]
+        ndx[doc_of[t], 0] = 0
+        ndx[doc_of[t], 1] = 0
+        nwx[words[t], 0] = 0
+        nwx[words[t], 1] = 0
+    for jd in range(n_docs_touched):
+        dmark[docs[jd]] = 0
+    for jw in range(n_words_touched):
+        wmark[wlist[jw]] = 0
+    return K, outcome

@@ -121,7 +121,8 @@ class BaseEstimator:
         check_is_fitted(self, self._fitted_attribute)
 
     # -- resuming from a checkpoint ------------------------------------------------
-    def _check_resume(self, ckpt, params, fingerprint: dict, saved_fingerprint, *, data: str = "corpus") -> None:
+    def _check_resume(self, ckpt, params, fingerprint: dict, saved_fingerprint, *, data: str = "corpus",
+                      missing: dict | None = None) -> None:
         """Refuse a checkpoint written by another run; say where this one resumes.
 
         The one check every estimator's ``fit(resume=True)`` makes before using
@@ -129,7 +130,8 @@ class BaseEstimator:
         that change the result; ``n_iter`` may grow), the seed (an int
         ``random_state`` must be the checkpoint's; ``None`` or a Generator
         continues the checkpoint's stream), then the data (``fingerprint`` of
-        this corpus against the checkpoint's). Each refusal names the
+        this corpus against the checkpoint's). ``missing`` gives the value a
+        parameter had before checkpoints recorded it. Each refusal names the
         difference. On success ``resumed_from_`` is the checkpoint's iteration
         and the ``harmonium`` logger says so at INFO level.
 
@@ -143,8 +145,9 @@ class BaseEstimator:
         path = os.fspath(self.checkpoint_path)
         name = type(self).__name__
         mine, saved = self._json_params(), ckpt.params
+        missing = missing or {}
         for key in params:
-            if _plain(saved.get(key)) != _plain(mine.get(key)):
+            if _plain(saved.get(key, missing.get(key))) != _plain(mine.get(key)):
                 raise InvalidParameterError(
                     f"checkpoint {path!r} was written with {key}={saved.get(key)!r}, but this {name} has "
                     f"{key}={mine.get(key)!r}; use the same settings or another checkpoint_path."

@@ -36,6 +36,7 @@ from harmonium.models.directed.hdp import HDPModel
 from harmonium.parallel.seeds import check_random_state
 
 _POSITIVE = Interval("real", 0, None, "neither")
+_BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2}
 _PAIR = InstanceOf((tuple, list), "a (shape, rate) pair of positive floats")
 
 
@@ -78,6 +79,14 @@ class HDP(BaseEstimator):
     sampler : {"sparse", "plain"}, default "sparse"
         How each z_i is drawn, both exact: SparseLDA-style buckets (O(k_w + k_d)
         a token) or the plain O(K) conditional.
+    split_merge : int, default 0
+        Split-merge proposals per iteration (Jain & Neal 2004; exact Metropolis-Hastings moves
+        on (z, tau), :func:`harmonium.inference.mcmc.hdp_direct_assignment.split_merge`),
+        each from a launch state improved by ``split_merge_launch`` restricted Gibbs scans.
+        They let a chain started from few topics find the planted number instead of stopping
+        short; the one-token Gibbs moves alone keep the initial topics for thousands of
+        iterations (benchmarks/isbn/README.md, "HDP on planted topics").
+    split_merge_launch : int, default 2
     sample_concentrations : bool, default True
         Resample alpha and gamma every iteration from their conditionals under
         Gamma hyperpriors (auxiliary variables; Teh et al. 2006, appendix A).
@@ -117,7 +126,8 @@ class HDP(BaseEstimator):
         At each evaluation: ``iteration``, ``n_topics``, ``n_tables``, ``log_likelihood``
         (log p(w | z)), ``log_likelihood_per_token``, ``log_joint`` (log p(w, z | tau, alpha)),
         ``doc_concentration``, ``corpus_concentration``, ``n_new`` (topics created in that
-        iteration), ``n_changed``, ``seconds``; and ``n_topics_per_iteration``.
+        iteration), ``n_changed``,
+        ``n_split`` / ``n_merge`` (split-merge moves accepted in it), ``seconds``; and ``n_topics_per_iteration``.
     vocabulary_, n_iter_, seed_
     resumed_from_ : int or None
         The iteration of the checkpoint ``fit(resume=True)`` resumed from; None for a fresh run.
@@ -137,6 +147,8 @@ class HDP(BaseEstimator):
         "topic_word_prior": [_POSITIVE],
         "sampler": [Options(("sparse", "plain"))],
         "sample_concentrations": [InstanceOf(bool, "a bool")],
+        "split_merge": [Interval("int", 0, None)],
+        "split_merge_launch": [Interval("int", 0, None)],
         "doc_concentration_prior": [_PAIR],
         "corpus_concentration_prior": [_PAIR],
         "n_iter": [Interval("int", 1, None)],
@@ -156,6 +168,8 @@ class HDP(BaseEstimator):
         topic_word_prior: float = 0.01,
         sampler: str = "sparse",
         sample_concentrations: bool = True,
+        split_merge: int = 0,
+        split_merge_launch: int = 2,
         doc_concentration_prior=(1.0, 1.0),
         corpus_concentration_prior=(1.0, 1.0),
         n_iter: int = 200,
@@ -171,6 +185,8 @@ class HDP(BaseEstimator):
         self.topic_word_prior = topic_word_prior
         self.sampler = sampler
         self.sample_concentrations = sample_concentrations
+        self.split_merge = split_merge
+        self.split_merge_launch = split_merge_launch
         self.doc_concentration_prior = doc_concentration_prior
         self.corpus_concentration_prior = corpus_concentration_prior
         self.n_iter = n_iter
@@ -253,12 +269,13 @@ class HDP(BaseEstimator):
             start = 0
             trace = {k: [] for k in ("iteration", "n_topics", "n_tables", "log_likelihood",
                                      "log_likelihood_per_token", "log_joint", "doc_concentration",
-                                     "corpus_concentration", "n_new", "n_changed", "seconds",
+                                     "corpus_concentration", "n_new", "n_changed", "n_split", "n_merge", "seconds",
                                      "n_topics_per_iteration")}
 
         kernel = da.build_kernel(sampler=self.sampler, sample_alpha=self.sample_concentrations,
                                  sample_gamma=self.sample_concentrations,
-                                 compute_log_joint=False)
+                                 compute_log_joint=False, split_merge_proposals=self.split_merge,
+                                 split_merge_launch=self.split_merge_launch)
         n_tokens = fingerprint["n_tokens"]
         t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
         from harmonium._kernels import hdp as khdp
@@ -275,8 +292,9 @@ class HDP(BaseEstimator):
                                    ("log_likelihood", ll), ("log_likelihood_per_token", ll / n_tokens),
                                    ("log_joint", lj), ("doc_concentration", st.alpha),
                                    ("corpus_concentration", st.gamma), ("n_new", info.n_new),
-                                   ("n_changed", info.n_changed), ("seconds", time.perf_counter() - t0)):
-                    trace[key].append(value)
+                                   ("n_changed", info.n_changed), ("n_split", info.n_split),
+                                   ("n_merge", info.n_merge), ("seconds", time.perf_counter() - t0)):
+                    trace.setdefault(key, []).append(value)
             if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
                 save_checkpoint(
                     self.checkpoint_path, cls="HDP", params=self._json_params(),
@@ -310,8 +328,10 @@ class HDP(BaseEstimator):
 
     def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
         names = ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
-                 "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior")
-        self._check_resume(ckpt, names, fingerprint, ckpt.manifest.get("extra", {}).get("corpus"))
+                 "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior", "split_merge",
+                 "split_merge_launch")
+        self._check_resume(ckpt, names, fingerprint, ckpt.manifest.get("extra", {}).get("corpus"),
+                           missing=_BEFORE_SPLIT_MERGE)  # checkpoints older than split_merge
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_``."""

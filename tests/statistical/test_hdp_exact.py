@@ -305,3 +305,92 @@ def test_gamma_update_is_exact(update, ok):
     after = np.array([update(rng, g, K, m_total, prior, 1) for g in start])
     p = stats.kstest(after, lambda x: np.interp(x, grid, cdf)).pvalue
     assert (p > ALPHA_TEST) == ok, p
+
+
+# -- 5. split-merge moves ------------------------------------------------------------------------
+TAU_EDGES = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+
+
+@njit
+def _run_split_merge_chains(rng, n_moves, n_launch, broken, cum_p, part_of, mk_of, partitions, doc_ptr, words,
+                            alpha, gamma, beta, codes, edges, out_part, out_bin):
+    """Chains from exact draws of p(z, tau | w), ``n_moves`` split-merge proposals each; the clustering and
+    the bin of tau of token 0's topic at the end."""
+    N = words.shape[0]
+    D = doc_ptr.shape[0] - 1
+    V = 3
+    cap = N + 2
+    n_dk = np.zeros((D, cap), np.int32)
+    n_wk = np.zeros((V, cap), np.int32)
+    n_k = np.zeros(cap, np.int32)
+    tau = np.zeros(cap + 1)
+    m_k = np.zeros(cap, np.int64)
+    z = np.empty(N, np.int32)
+    relabel = np.empty(cap, np.int64)
+    doc_of = np.empty(N, np.int64)
+    for d in range(D):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            doc_of[i] = d
+    S = np.empty(N, np.int64)
+    side = np.empty(N, np.int64)
+    target = np.empty(N, np.int64)
+    ndx = np.zeros((D, 2), np.int64)
+    nwx = np.zeros((V, 2), np.int64)
+    docs = np.empty(D, np.int64)
+    wlist = np.empty(V, np.int64)
+    dmark = np.zeros(D, np.uint8)
+    wmark = np.zeros(V, np.uint8)
+    for c in range(out_part.shape[0]):
+        s = np.searchsorted(cum_p, rng.random() * cum_p[-1], side="right")
+        part = part_of[s]
+        K = 0
+        for i in range(N):
+            z[i] = partitions[part, i]
+            K = max(K, z[i] + 1)
+        for k in range(K):
+            m_k[k] = mk_of[s, k]
+        tau[:] = 0.0
+        khdp.sample_tau(rng, m_k, K, gamma, tau)
+        khdp.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
+        for _ in range(n_moves):
+            K, _ = khdp.split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
+                                    S, side, target, ndx, nwx, docs, wlist, dmark, wmark, broken)
+        relabel[:] = -1
+        nxt = 0
+        code = 0
+        for i in range(N):
+            if relabel[z[i]] < 0:
+                relabel[z[i]] = nxt
+                nxt += 1
+            code = code * N + relabel[z[i]]
+        out_part[c] = codes[code]
+        out_bin[c] = np.searchsorted(edges, tau[z[0]], side="right") - 1
+
+
+def _exact_partition_and_tau_bin():
+    """p(clustering, bin of tau of token 0's topic | w): tau_c ~ Beta(m_.c, m.. - m_.c + gamma) given (z, m)."""
+    part, mk, p = T.joint_states()
+    cells = np.zeros((T.PARTITIONS.shape[0], TAU_EDGES.shape[0] - 1))
+    for s in range(part.shape[0]):
+        c0 = T.PARTITIONS[part[s], 0]
+        a, b = mk[s, c0], mk[s].sum() - mk[s, c0] + T.GAMMA
+        cells[part[s]] += p[s] * np.diff(stats.beta.cdf(TAU_EDGES, a, b))
+    return cells
+
+
+@pytest.mark.parametrize("broken, ok", [(0, True), (1, False), (2, False)])
+def test_split_merge_leaves_posterior_invariant(exact, broken, ok):
+    """Split-merge proposals alone, from exact draws of (z, tau): the joint of the clustering and of tau of
+    token 0's topic stays p(z, tau | w). Controls: q left out of the ratio (1), the Jacobian left out (2)."""
+    part, mk, cum_p, _, codes = exact
+    n = 200_000
+    out_part = np.empty(n, np.int64)
+    out_bin = np.empty(n, np.int64)
+    rng = np.random.default_rng(2024)
+    _run_split_merge_chains(rng, 3, 2, broken, cum_p, part, mk, T.PARTITIONS, T.TOKENS.doc_ptr, T.TOKENS.words,
+                            T.ALPHA, T.GAMMA, T.BETA, codes, TAU_EDGES, out_part, out_bin)
+    assert out_part.min() >= 0
+    target = _exact_partition_and_tau_bin().ravel()
+    observed = np.bincount(out_part * (TAU_EDGES.shape[0] - 1) + out_bin, minlength=target.shape[0]).astype(float)
+    p = chi2_pvalue(observed, target / target.sum())
+    assert (p > ALPHA_TEST) == ok, p

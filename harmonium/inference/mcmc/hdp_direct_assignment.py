@@ -11,6 +11,12 @@ weights tau = (tau_1..tau_K, tau_u) and the two concentrations. One
    appendix A) and gamma | K, m by Escobar & West (1995, §6), tau integrated out;
 4. tau ~ D[m_.1, ..., m_.K, gamma] (seed 002 eq. 3 with one level).
 
+Between 1 and 2, optionally, split-merge moves (:func:`split_merge`): Metropolis-Hastings
+proposals that split one topic in two or merge two (Jain & Neal 2004), which the one-token
+moves of step 1 do only through long chains of improbable states. Without them a chain started
+with too many topics keeps most of them for thousands of iterations
+(benchmarks/isbn/README.md, "HDP on planted topics").
+
 Steps 2-4 are a data augmentation with m: each leaves p(z, tau, alpha, gamma | w)
 invariant, which tests/statistical/test_hdp_exact.py checks exactly on a
 corpus small enough to enumerate every clustering of its tokens.
@@ -59,6 +65,8 @@ class DirectAssignmentInfo(NamedTuple):
     n_tables: int
     n_changed: int
     n_new: int
+    n_split: int = 0
+    n_merge: int = 0
 
 
 def _alloc(tokens: TokenStream, model: HDPModel, capacity: int):
@@ -177,8 +185,60 @@ def resample_gamma(rng: np.random.Generator, gamma: float, n_topics: int, m_tota
 SAMPLERS = {"sparse": khdp.da_sweep_sparse, "plain": khdp.da_sweep}
 
 
+class SplitMergeScratch(NamedTuple):
+    """Work arrays of :func:`harmonium._kernels.hdp.split_merge` for one token stream (zero where it needs)."""
+
+    doc_of: np.ndarray
+    S: np.ndarray
+    side: np.ndarray
+    target: np.ndarray
+    ndx: np.ndarray
+    nwx: np.ndarray
+    docs: np.ndarray
+    wlist: np.ndarray
+    dmark: np.ndarray
+    wmark: np.ndarray
+
+    @classmethod
+    def for_tokens(cls, tokens: TokenStream, n_words: int) -> SplitMergeScratch:
+        N = tokens.words.shape[0]
+        D = tokens.doc_ptr.shape[0] - 1
+        doc_of = np.repeat(np.arange(D, dtype=np.int64), np.diff(tokens.doc_ptr))
+        return cls(doc_of, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+                   np.zeros((D, 2), np.int64), np.zeros((n_words, 2), np.int64), np.empty(D, np.int64),
+                   np.empty(n_words, np.int64), np.zeros(D, np.uint8), np.zeros(n_words, np.uint8))
+
+
+def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel,
+                n_proposals: int, n_launch: int = 3, *, scratch: SplitMergeScratch | None = None,
+                growth: float = 1.5, broken: int = 0) -> tuple[DirectAssignmentState, int, int]:
+    """``n_proposals`` Metropolis-Hastings split-merge moves on (z, tau) (Jain & Neal 2004); see
+    :func:`harmonium._kernels.hdp.split_merge` for the target, the proposal and the acceptance ratio.
+
+    Each leaves p(z, tau | w, alpha, gamma) invariant (tests/statistical/test_hdp_exact.py). The
+    state is grown before a proposal when no column is free, which does not change the chain.
+    Returns (state, splits accepted, merges accepted). Corpora of fewer than 2 tokens are left unchanged.
+    """
+    if tokens.words.shape[0] < 2 or n_proposals <= 0:
+        return state, 0, 0
+    sc = SplitMergeScratch.for_tokens(tokens, model.n_words) if scratch is None else scratch
+    K = state.n_topics
+    n_split = n_merge = 0
+    for _ in range(n_proposals):
+        if K + 1 > state.capacity:
+            state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
+        K, outcome = khdp.split_merge(rng, sc.doc_of, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
+                                      state.tau, K, state.alpha, model.beta, state.gamma, int(n_launch), sc.S,
+                                      sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist, sc.dmark, sc.wmark,
+                                      int(broken))
+        n_split += outcome == 1
+        n_merge += outcome == 2
+    return state._replace(n_topics=int(K)), n_split, n_merge
+
+
 def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_gamma: bool = False,
                  concentration_iter: int = 1, compute_log_joint: bool = True, growth: float = 1.5,
+                 split_merge_proposals: int = 0, split_merge_launch: int = 3,
                  sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
@@ -193,6 +253,10 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
         Compute ``info.log_likelihood`` and ``info.log_joint`` (O(DK + VK)); NaN otherwise.
     growth : float
         Factor by which the capacity grows when a sweep runs out of columns.
+    split_merge_proposals, split_merge_launch : int
+        After the sweep, this many split-merge proposals (:func:`split_merge`, exact
+        Metropolis-Hastings moves on (z, tau)), each from a launch state improved by
+        ``split_merge_launch`` restricted Gibbs scans. 0 proposals: the plain Gibbs sampler.
     sweep, tables : callable, optional
         Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
         (same signatures); tests pass deliberately broken kernels here.
@@ -243,6 +307,14 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
             state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
         remap = np.empty(K, dtype=np.int64)
         K = int(khdp.compact(state.z, state.n_dk, state.n_wk, state.n_k, state.tau, K, remap))
+        n_split = n_merge = 0
+        if split_merge_proposals > 0:
+            if cache.get("sm_key") != key:
+                cache.update(sm_key=key, sm=SplitMergeScratch.for_tokens(tokens, model.n_words))
+            state, n_split, n_merge = split_merge(rng, state._replace(n_topics=K), tokens, model,
+                                                  split_merge_proposals, split_merge_launch, scratch=cache["sm"],
+                                                  growth=growth)
+            K = state.n_topics
         m_k = np.zeros(max(K, 1), dtype=np.int64)
         m_total = int(tables_fn(rng, state.n_dk, K, state.alpha, state.tau, m_k))
         alpha, gamma = state.alpha, state.gamma
@@ -257,7 +329,8 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
             lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, alpha, state.tau))
         else:
             ll = lj = float("nan")
-        return state, DirectAssignmentInfo(ll, lj, K, m_total, int(n_changed), int(n_new))
+        return state, DirectAssignmentInfo(ll, lj, K, m_total, int(n_changed), int(n_new), int(n_split),
+                                           int(n_merge))
 
     return kernel
 

@@ -7,12 +7,14 @@ import pytest
 import scipy.sparse as sp
 
 import harmonium
+from harmonium._kernels import hdp as khdp
 from harmonium.corpus import Corpus, train_test_split
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators.hdp import HDP
 from harmonium.evaluation import document_completion, log_likelihood
 from harmonium.inference.mcmc import hdp_direct_assignment as da
 from harmonium.models.directed.hdp import HDPModel
+from tests.conftest import lda_corpus
 
 
 def test_fit_shapes_trace_and_quality(synthetic):
@@ -74,6 +76,52 @@ def test_capacity_growth_does_not_change_the_chain(synthetic, sampler):
     np.testing.assert_array_equal(runs[0].tau[: K + 1], runs[1].tau[: K + 1])
 
 
+def test_split_merge_moves_keep_the_counts_and_ignore_the_capacity(synthetic):
+    corpus, _, _ = synthetic
+    tokens = corpus.tokens()
+    model = HDPModel(0.05, corpus.n_words)
+    kernel = da.build_kernel(sample_alpha=True, sample_gamma=True, split_merge_proposals=20, split_merge_launch=2)
+    runs, moves = [], 0
+    for capacity in (2, 200):
+        rng = np.random.default_rng(8)
+        z = np.zeros(tokens.words.shape[0], dtype=np.int32)
+        st = da.state_from_assignments(tokens, model, z, [0.5, 0.5], 1.0, 1.0, capacity=capacity)
+        for _ in range(6):
+            st, info = kernel(rng, st, tokens, model)
+            moves += info.n_split + info.n_merge
+            K = st.n_topics
+            assert np.all(st.n_k[:K] > 0) and np.all(st.n_k[K:] == 0) and st.z.max() < K
+            n_dk, n_wk, n_k = (np.zeros_like(a) for a in (st.n_dk, st.n_wk, st.n_k))
+            khdp.count_assignments(tokens.doc_ptr, tokens.words, st.z, n_dk, n_wk, n_k)
+            np.testing.assert_array_equal(n_dk, st.n_dk)
+            np.testing.assert_array_equal(n_wk, st.n_wk)
+            assert np.isclose(st.tau[: K + 1].sum(), 1.0) and np.all(st.tau[:K] > 0) and np.all(st.tau[K + 1:] == 0)
+        runs.append(st)
+    assert moves > 0
+    np.testing.assert_array_equal(runs[0].z, runs[1].z)
+    m = HDP(1, split_merge=10, n_iter=4, evaluate_every=1, random_state=0).fit(corpus)  # the estimator's path
+    assert sum(m.trace_["n_split"]) > 0 and len(m.trace_["n_merge"]) == 4
+
+
+def test_split_merge_from_one_topic_finds_the_planted_topics():
+    """The 4-topic corpus of test_classification.py: plain Gibbs from one topic stays short of 4 topics
+    holding > 1% of the tokens; with split-merge moves it reaches them (benchmarks/isbn/hdp_planted.py)."""
+    corpus, _, _ = lda_corpus(seed=4, n_docs=400, n_topics=4)
+    tokens = corpus.tokens()
+    N = tokens.words.shape[0]
+    model = HDPModel(0.01, corpus.n_words)
+    found = {}
+    for sm in (0, 10):
+        rng = np.random.default_rng(1)
+        st = da.init(rng, tokens, model, n_topics=1)
+        kernel = da.build_kernel(sample_alpha=True, sample_gamma=True, compute_log_joint=False,
+                                 split_merge_proposals=sm, split_merge_launch=3)
+        for _ in range(60):
+            st, _ = kernel(rng, st, tokens, model)
+        found[sm] = int(np.count_nonzero(st.n_k[: st.n_topics] > 0.01 * N))
+    assert found[0] < 4 and found[10] == 4, found
+
+
 def test_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
     corpus, _, _ = synthetic
     straight = HDP(n_iter=10, evaluate_every=2, random_state=5).fit(corpus)
@@ -130,6 +178,10 @@ def test_bad_input_gets_one_clear_error(synthetic):
         HDP(doc_concentration_prior=(1.0, -2.0)).fit(corpus)
     with pytest.raises(InvalidParameterError, match="'topic_word_prior' parameter of HDP"):
         HDP(topic_word_prior=0).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'split_merge' parameter of HDP must be an int >= 0"):
+        HDP(split_merge=-1).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'split_merge_launch' parameter of HDP must be an int >= 0"):
+        HDP(split_merge_launch=1.5).fit(corpus)
     empty = Corpus(sp.csr_matrix(np.array([[1, 2], [0, 0]])), ["a", "b"])
     with pytest.raises(CorpusError, match="document 1 is empty"):
         HDP().fit(empty)
