@@ -110,7 +110,7 @@ def _rw_chain(rng, logdensity, data, x0, kind, n_warmup, n_draws, scale, target_
               in_window, window_end, sd, draws, stats, out_scale):
     """``sd``: RWMH per-coordinate proposal sd (updated at window ends); MWG per-coordinate scales.
 
-    ``out_scale[0]`` receives the final RWMH scale; MWG's final scales are left in ``sd``.
+    ``out_scale[0]`` receives the final RWMH scale (NaN for MWG, whose final scales are left in ``sd``).
     """
     d = x0.shape[0]
     q = x0.copy()
@@ -151,7 +151,7 @@ def _rw_chain(rng, logdensity, data, x0, kind, n_warmup, n_draws, scale, target_
                     t_rm = 1.0
         else:
             copy_into(draws[t - n_warmup], q)
-    out_scale[0] = scale
+    out_scale[0] = scale if kind == RWMH else np.nan
     return 0 if math.isfinite(lp) else 1
 
 
