@@ -9,7 +9,9 @@ of the slow windows given by ``in_window`` / ``window_end`` (built by
 (Algorithm 4) and dual averaging restarts. The last warm-up iteration fixes the step size to the
 dual-averaged one, so the kept draws come from one fixed, pi-invariant kernel.
 
-The Python reference of the same loop is :func:`harmonium.inference.mcmc.warmup.run_chain`.
+The Python reference of the same loop, with the same arguments, is
+:func:`harmonium.inference.mcmc.warmup.gradient_chain`; a row of the registry
+``harmonium.inference.mcmc.sample.KERNELS`` names both.
 """
 
 from __future__ import annotations

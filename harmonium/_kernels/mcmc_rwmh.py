@@ -11,7 +11,8 @@ schedule, :func:`mcmc_adapt.window_schedule`) and the Robbins-Monro gain restart
 after the last warm-up iteration, so the kept draws come from one fixed kernel (exactly invariant).
 Random numbers per RWMH iteration: d normals then one uniform; per MWG sweep, for each coordinate
 one normal then one uniform. Numpy twins: :mod:`harmonium.inference.mcmc.rwmh` and
-:mod:`harmonium.inference.mcmc.gibbs`.
+:mod:`harmonium.inference.mcmc.gibbs`; the whole chain's, with the same arguments, is
+:func:`harmonium.inference.mcmc.warmup.rw_chain`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Several chains of any sampler on any log density: :func:`sample` (and :func:`sample_sgld`).
 
-The log density is either a numpy callable or a numba-jitted function. With jitted functions
-(every function given is ``numba.njit``-ed) each whole chain, warm-up included, runs compiled
-(``harmonium._kernels.mcmc_gradient`` / ``mcmc_rwmh`` / ``mcmc_sgld``) and releases the GIL, so
-``n_jobs > 1`` runs chains on threads. Otherwise the numpy kernels of ``harmonium.inference.mcmc``
-run in Python (:mod:`harmonium.inference.mcmc.warmup`). Both paths draw the same random numbers:
-with the same seed they give the same chains (up to floating-point rounding).
+The log density is either a numpy callable or a numba-jitted function. Every kernel is one row of
+the registry :data:`KERNELS`, which names its two chains, taking the same arguments: the compiled
+one (``harmonium._kernels.mcmc_gradient`` / ``mcmc_rwmh``), run when every function given is
+``numba.njit``-ed, and the numpy one (:mod:`harmonium.inference.mcmc.warmup`), run otherwise.
+One runner (:func:`_run_chains`) calls either, warm-up included; compiled chains release the GIL, so
+``n_jobs > 1`` runs chains on threads. Both draw the same random numbers: with the same seed they
+give the same chains (up to floating-point rounding). :func:`sample_sgld` calls
+:func:`harmonium.inference.mcmc.sgld.chain` or its compiled twin ``mcmc_sgld.sgld_chain`` alike.
 
 Conventions for the user's functions:
 
@@ -226,8 +228,8 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         Starting position (its shape is the parameter shape), or one per chain along axis 0 when
         ``init_per_chain``. ``init_jitter > 0`` adds Uniform(-init_jitter, init_jitter) noise
         (drawn from each chain's stream).
-    kernel : {"nuts", "hmc", "mala", "ula", "rwmh", "mwg", "gibbs"}
-        A name of the registry :data:`KERNELS` (which also holds each kernel's defaults).
+    kernel : str
+        A name of the registry :data:`KERNELS` (which also holds each kernel's defaults): <KERNELS>.
         "mwg" is componentwise Metropolis within Gibbs; "gibbs" needs ``conditionals``: a list of
         ``draw(rng, x) -> new values of x[blocks[j]]`` (blocks default to one per coordinate).
     n_warmup, n_draws : int
@@ -353,6 +355,10 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
     return _run_chains(spec, kernel, compiled, child, x0, functions, data, n_warmup, n_draws, tuning,
                        bool(adapt_mass), mass, n_jobs)
 
+
+
+if sample.__doc__:  # the kernel names of the docstring are the registry's
+    sample.__doc__ = sample.__doc__.replace("<KERNELS>", ", ".join(f'"{k}"' for k in KERNELS))
 
 _NEEDS_MESSAGE = {
     "grad": "The kernel {kernel!r} of {owner} uses the gradient of the log density: pass 'grad' or 'value_and_grad', "
