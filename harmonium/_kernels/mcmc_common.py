@@ -55,6 +55,32 @@ def grad_signature(dtypes: tuple):
     return ARRAY_1D(ARRAY_1D, *dtypes)
 
 
+def chain_signature(fn_signature, dtypes: tuple, tuning: tuple):
+    """Signature of a whole chain of the kernel registry (``harmonium.inference.mcmc.sample.KERNELS``).
+
+    Every chain takes ``(rng, fn, data, x0, kind, n_warmup, n_draws, *tuning, in_window, window_end,
+    inverse_mass, draws, stats, out)`` and returns an int64 status; ``fn`` is the user's function of
+    signature ``fn_signature`` (first-class), ``tuning`` the numba types of the family's tuning.
+    """
+    i8 = types.Array(types.int8, 1, "C")
+    f2 = types.Array(types.float64, 2, "C")
+    return types.int64(GENERATOR, types.FunctionType(fn_signature), types.Tuple(dtypes), ARRAY_1D, types.int64,
+                       types.int64, types.int64, *tuning, i8, i8, ARRAY_1D, f2, f2, ARRAY_1D)
+
+
+@njit(cache=True, nogil=True)
+def fill_stats(stats, accept_prob, accepted, divergent, energy, n_steps, depth, lp, step_size):
+    """One row of per-draw statistics (layout :data:`STAT_NAMES`)."""
+    stats[ACCEPT] = accept_prob
+    stats[ACCEPTED] = 1.0 if accepted else 0.0
+    stats[DIVERGENT] = 1.0 if divergent else 0.0
+    stats[ENERGY] = energy
+    stats[N_STEPS] = n_steps
+    stats[DEPTH] = depth
+    stats[LOGDENSITY] = lp
+    stats[STEP] = step_size
+
+
 class LazyKernel:
     """A compiled loop built on first use for each signature that ``signature(key)`` returns.
 

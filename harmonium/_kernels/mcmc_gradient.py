@@ -9,7 +9,9 @@ of the slow windows given by ``in_window`` / ``window_end`` (built by
 (Algorithm 4) and dual averaging restarts. The last warm-up iteration fixes the step size to the
 dual-averaged one, so the kept draws come from one fixed, pi-invariant kernel.
 
-The Python reference of the same loop is :func:`harmonium.inference.mcmc.warmup.run_chain`.
+The Python reference of the same loop, with the same arguments, is
+:func:`harmonium.inference.mcmc.warmup.gradient_chain`; a row of the registry
+``harmonium.inference.mcmc.sample.KERNELS`` names both.
 """
 
 from __future__ import annotations
@@ -17,15 +19,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from harmonium._kernels import mcmc_adapt as adapt
 from harmonium._kernels.mcmc_common import (
     ACCEPT,
-    ARRAY_1D,
-    GENERATOR,
     N_STATS,
     LazyKernel,
+    chain_signature,
     copy_into,
     value_and_grad_signature,
 )
@@ -100,15 +101,8 @@ def _gradient_chain(rng, vg, data, x0, kind, n_warmup, n_draws, step_size, n_ste
 
 
 def _signature(dtypes):
-    from numba import types
-
-    vg = types.FunctionType(value_and_grad_signature(dtypes))
-    i8 = types.Array(types.int8, 1, "C")
-    f2 = types.Array(types.float64, 2, "C")
-    return types.int64(
-        GENERATOR, vg, types.Tuple(dtypes), ARRAY_1D, types.int64, types.int64, types.int64, types.float64,
-        types.int64, types.float64, types.int64, types.float64, types.boolean, i8, i8, ARRAY_1D, f2, f2, ARRAY_1D,
-    )
+    f8, i8, b1 = types.float64, types.int64, types.boolean
+    return chain_signature(value_and_grad_signature(dtypes), dtypes, (f8, i8, f8, i8, f8, b1))
 
 
 gradient_chain = LazyKernel(_gradient_chain, _signature)

@@ -22,16 +22,9 @@ import numpy as np
 from numba import njit
 
 from harmonium._kernels.mcmc_common import (
-    ACCEPT,
-    ACCEPTED,
-    DEPTH,
     DIVERGENCE,
-    DIVERGENT,
-    ENERGY,
-    LOGDENSITY,
-    N_STEPS,
-    STEP,
     copy_into,
+    fill_stats,
     logaddexp,
     popcount,
     trailing_ones,
@@ -98,14 +91,8 @@ def hmc_step(rng, vg, data, q, lp, g, step_size, n_steps, inv_mass, ws, stats):
         copy_into(q, q1)
         copy_into(g, g1)
         lp = lp1
-    stats[ACCEPT] = accept_prob
-    stats[ACCEPTED] = 1.0 if accepted else 0.0
-    stats[DIVERGENT] = 1.0 if delta > DIVERGENCE else 0.0
-    stats[ENERGY] = h1 if accepted else h0
-    stats[N_STEPS] = n_steps
-    stats[DEPTH] = np.nan
-    stats[LOGDENSITY] = lp
-    stats[STEP] = step_size
+    fill_stats(stats, accept_prob, accepted, delta > DIVERGENCE, h1 if accepted else h0, n_steps, np.nan, lp,
+               step_size)
     return lp
 
 
@@ -216,14 +203,8 @@ def nuts_step(rng, vg, data, q, lp, g, step_size, max_depth, inv_mass, ws, ckpt_
             break
     copy_into(q, ws[QP])
     copy_into(g, ws[GP])
-    stats[ACCEPT] = sum_accept / n_leapfrog if n_leapfrog > 0 else 0.0
-    stats[ACCEPTED] = 1.0 if moved else 0.0
-    stats[DIVERGENT] = 1.0 if diverging else 0.0
-    stats[ENERGY] = energy_prop
-    stats[N_STEPS] = n_leapfrog
-    stats[DEPTH] = depth
-    stats[LOGDENSITY] = lp_prop
-    stats[STEP] = step_size
+    fill_stats(stats, sum_accept / n_leapfrog if n_leapfrog > 0 else 0.0, moved, diverging, energy_prop, n_leapfrog,
+               depth, lp_prop, step_size)
     return lp_prop
 
 

@@ -19,15 +19,8 @@ import numpy as np
 from numba import njit
 
 from harmonium._kernels.mcmc_common import (
-    ACCEPT,
-    ACCEPTED,
-    DEPTH,
-    DIVERGENT,
-    ENERGY,
-    LOGDENSITY,
-    N_STEPS,
-    STEP,
     copy_into,
+    fill_stats,
 )
 
 
@@ -50,18 +43,6 @@ def proposal_logdensity(x_to, x_from, g_from, step_size, inv_mass):
 
 
 @njit(cache=True, nogil=True)
-def _fill_stats(stats, accept_prob, accepted, lp, step_size):
-    stats[ACCEPT] = accept_prob
-    stats[ACCEPTED] = 1.0 if accepted else 0.0
-    stats[DIVERGENT] = 0.0
-    stats[ENERGY] = np.nan
-    stats[N_STEPS] = 1.0
-    stats[DEPTH] = np.nan
-    stats[LOGDENSITY] = lp
-    stats[STEP] = step_size
-
-
-@njit(cache=True, nogil=True)
 def mala_step(rng, vg, data, q, lp, g, step_size, inv_mass, ws, stats):
     """One MALA transition; (q, g) updated in place when accepted; returns the new log pi."""
     q1 = ws[0]
@@ -77,7 +58,7 @@ def mala_step(rng, vg, data, q, lp, g, step_size, inv_mass, ws, stats):
         copy_into(q, q1)
         copy_into(g, g1)
         lp = lp1
-    _fill_stats(stats, accept_prob, accepted, lp, step_size)
+    fill_stats(stats, accept_prob, accepted, False, np.nan, 1.0, np.nan, lp, step_size)
     return lp
 
 
@@ -89,5 +70,5 @@ def ula_step(rng, vg, data, q, lp, g, step_size, inv_mass, ws, stats):
     lp1, g1 = vg(q1, *data)
     copy_into(q, q1)
     copy_into(g, g1)
-    _fill_stats(stats, 1.0, True, lp1, step_size)
+    fill_stats(stats, 1.0, True, False, np.nan, 1.0, np.nan, lp1, step_size)
     return lp1

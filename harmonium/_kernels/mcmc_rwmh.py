@@ -11,7 +11,8 @@ schedule, :func:`mcmc_adapt.window_schedule`) and the Robbins-Monro gain restart
 after the last warm-up iteration, so the kept draws come from one fixed kernel (exactly invariant).
 Random numbers per RWMH iteration: d normals then one uniform; per MWG sweep, for each coordinate
 one normal then one uniform. Numpy twins: :mod:`harmonium.inference.mcmc.rwmh` and
-:mod:`harmonium.inference.mcmc.gibbs`.
+:mod:`harmonium.inference.mcmc.gibbs`; the whole chain's, with the same arguments, is
+:func:`harmonium.inference.mcmc.warmup.rw_chain`.
 """
 
 from __future__ import annotations
@@ -19,23 +20,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from harmonium._kernels import mcmc_adapt as adapt
 from harmonium._kernels.mcmc_common import (
     ACCEPT,
     ACCEPTED,
-    ARRAY_1D,
-    DEPTH,
-    DIVERGENT,
-    ENERGY,
-    GENERATOR,
-    LOGDENSITY,
     N_STATS,
-    N_STEPS,
-    STEP,
     LazyKernel,
+    chain_signature,
     copy_into,
+    fill_stats,
     logdensity_signature,
 )
 
@@ -62,14 +57,7 @@ def rwmh_step(rng, logdensity, data, q, lp, scale, sd, prop, stats):
     if accepted:
         copy_into(q, prop)
         lp = lp1
-    stats[ACCEPT] = accept_prob
-    stats[ACCEPTED] = 1.0 if accepted else 0.0
-    stats[DIVERGENT] = 0.0
-    stats[ENERGY] = np.nan
-    stats[N_STEPS] = 0.0
-    stats[DEPTH] = np.nan
-    stats[LOGDENSITY] = lp
-    stats[STEP] = scale
+    fill_stats(stats, accept_prob, accepted, False, np.nan, 0.0, np.nan, lp, scale)
     return lp
 
 
@@ -95,14 +83,8 @@ def mwg_sweep(rng, logdensity, data, q, lp, scales, accept_probs, stats):
     s = 0.0
     for i in range(d):
         s += accept_probs[i]
-    stats[ACCEPT] = s / d
-    stats[ACCEPTED] = n_acc / d
-    stats[DIVERGENT] = 0.0
-    stats[ENERGY] = np.nan
-    stats[N_STEPS] = 0.0
-    stats[DEPTH] = np.nan
-    stats[LOGDENSITY] = lp
-    stats[STEP] = np.nan
+    fill_stats(stats, s / d, True, False, np.nan, 0.0, np.nan, lp, np.nan)
+    stats[ACCEPTED] = n_acc / d  # the fraction of coordinates moved
     return lp
 
 
@@ -110,7 +92,7 @@ def _rw_chain(rng, logdensity, data, x0, kind, n_warmup, n_draws, scale, target_
               in_window, window_end, sd, draws, stats, out_scale):
     """``sd``: RWMH per-coordinate proposal sd (updated at window ends); MWG per-coordinate scales.
 
-    ``out_scale[0]`` receives the final RWMH scale; MWG's final scales are left in ``sd``.
+    ``out_scale[0]`` receives the final RWMH scale (NaN for MWG, whose final scales are left in ``sd``).
     """
     d = x0.shape[0]
     q = x0.copy()
@@ -151,20 +133,12 @@ def _rw_chain(rng, logdensity, data, x0, kind, n_warmup, n_draws, scale, target_
                     t_rm = 1.0
         else:
             copy_into(draws[t - n_warmup], q)
-    out_scale[0] = scale
+    out_scale[0] = scale if kind == RWMH else np.nan
     return 0 if math.isfinite(lp) else 1
 
 
 def _signature(dtypes):
-    from numba import types
-
-    lp = types.FunctionType(logdensity_signature(dtypes))
-    i8 = types.Array(types.int8, 1, "C")
-    f2 = types.Array(types.float64, 2, "C")
-    return types.int64(
-        GENERATOR, lp, types.Tuple(dtypes), ARRAY_1D, types.int64, types.int64, types.int64, types.float64,
-        types.float64, types.boolean, i8, i8, ARRAY_1D, f2, f2, ARRAY_1D,
-    )
+    return chain_signature(logdensity_signature(dtypes), dtypes, (types.float64, types.float64, types.boolean))
 
 
 rw_chain = LazyKernel(_rw_chain, _signature)

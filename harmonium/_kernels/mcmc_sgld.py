@@ -8,7 +8,7 @@ Welling & Teh (2011), "Bayesian Learning via Stochastic Gradient Langevin Dynami
 The mini-batch B_t of n rows is drawn without replacement (partial Fisher-Yates on an index
 array, one uniform per row: ``k + floor(u (N - k))``), then d normals are drawn for the noise.
 ``grad_prior(theta)`` and ``grad_datum(theta, x_i)`` are user functions (``x_i`` a row of the
-2-d float64 data array). Numpy twin: :mod:`harmonium.inference.mcmc.sgld`.
+2-d float64 data array). Numpy twin, with the same arguments: :func:`harmonium.inference.mcmc.sgld.chain`.
 """
 
 from __future__ import annotations

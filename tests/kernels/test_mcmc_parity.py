@@ -10,13 +10,15 @@ This file also runs under NUMBA_DISABLE_JIT=1 (``make test`` does so for tests/k
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from numba import njit
 
-from harmonium._kernels import mcmc_adapt, mcmc_gradient, mcmc_rwmh, mcmc_sgld
+from harmonium._kernels import mcmc_adapt, mcmc_sgld
 from harmonium._kernels.mcmc_common import N_STATS, STAT_NAMES
-from harmonium.inference.mcmc import sgld, warmup
+from harmonium.inference.mcmc import sgld
+from harmonium.inference.mcmc.sample import KERNELS
 
 PREC = np.array([[2.0, 0.6, 0.0], [0.6, 1.0, 0.3], [0.0, 0.3, 0.5]])
 
@@ -47,21 +49,30 @@ DATA = (PREC, np.array([0.5, -1.0, 2.0]))
 X0 = np.array([0.3, -0.2, 1.0])
 
 
-def _compiled_gradient(kind, n_warmup, n_draws, step, adapt_step, adapt_mass, seed, n_steps=5, max_depth=6):
-    chain = mcmc_gradient.gradient_chain.get(tuple(__import__("numba").typeof(a) for a in DATA))
+# every registry row with a compiled chain: its numpy chain must draw the same chain
+TWINS = {k: s for k, s in KERNELS.items() if s.compiled_chain is not None}
+GRADIENT = [k for k, s in TWINS.items() if s.family == "gradient"]
+RANDOM_WALK = [k for k, s in TWINS.items() if s.family == "random_walk"]
+
+
+def _both_chains(kernel, n_warmup, n_draws, tuning, adapt_mass, seed):
+    """Run the row's compiled chain and its numpy chain on the same arguments; return both outputs."""
+    spec = KERNELS[kernel]
+    fns = (vg_jit, vg_np) if spec.needs_gradient else (lp_jit, lp_np)
+    chains = (spec.compiled_chain.get(tuple(numba.typeof(a) for a in DATA)), spec.numpy_chain)
     in_w, end_w = mcmc_adapt.window_schedule(n_warmup, adapt_mass)
-    draws = np.empty((n_draws, 3))
-    stats = np.empty((n_draws, N_STATS))
-    im, out = np.ones(3), np.empty(1)
-    chain(np.random.default_rng(seed), vg_jit, DATA, X0.copy(), kind, n_warmup, n_draws, step, n_steps, 0.0,
-          max_depth, 0.8, adapt_step, in_w, end_w, im, draws, stats, out)
-    return draws, stats, out[0], im
+    outs = []
+    for chain, fn in zip(chains, fns, strict=True):
+        draws, stats = np.empty((n_draws, 3)), np.empty((n_draws, N_STATS))
+        mass, out = np.ones(3), np.empty(1)
+        chain(np.random.default_rng(seed), fn, DATA, X0.copy(), spec.kind, n_warmup, n_draws, *tuning, in_w, end_w,
+              mass, draws, stats, out)
+        outs.append((draws, stats, out[0], mass))
+    return outs
 
 
-def _numpy_gradient(kind, n_warmup, n_draws, step, adapt_step, adapt_mass, seed, n_steps=5, max_depth=6):
-    return warmup.run_gradient_chain(np.random.default_rng(seed), kind, vg_np, DATA, X0.copy(), n_warmup, n_draws,
-                                     step_size=step, n_steps=n_steps, max_tree_depth=max_depth, target_accept=0.8,
-                                     adapt_step=adapt_step, adapt_mass=adapt_mass)
+def _gradient_tuning(step, adapt_step, n_steps=5, max_depth=6):
+    return (step, n_steps, 0.0, max_depth, 0.8, adapt_step)
 
 
 def _close_stats(a, b, rtol):
@@ -69,11 +80,14 @@ def _close_stats(a, b, rtol):
         np.testing.assert_allclose(a[:, k], b[:, k], rtol=rtol, atol=1e-12, equal_nan=True, err_msg=name)
 
 
-@pytest.mark.parametrize("kind", ["hmc", "nuts", "mala", "ula"])
-def test_gradient_chain_matches_numpy_with_fixed_tuning(kind):
-    k = warmup.KINDS[kind]
-    d1, s1, e1, _ = _compiled_gradient(k, 0, 60, 0.4, False, False, 1)
-    d2, s2, e2, _ = _numpy_gradient(k, 0, 60, 0.4, False, False, 1)
+def test_every_compiled_chain_has_a_numpy_twin_in_the_parity_tests():
+    assert set(GRADIENT) | set(RANDOM_WALK) == set(TWINS)
+    assert all(s.numpy_chain is not None for s in TWINS.values())
+
+
+@pytest.mark.parametrize("kernel", GRADIENT)
+def test_gradient_chain_matches_numpy_with_fixed_tuning(kernel):
+    (d1, s1, e1, _), (d2, s2, e2, _) = _both_chains(kernel, 0, 60, _gradient_tuning(0.4, False), False, 1)
     np.testing.assert_allclose(d1, d2, rtol=1e-9, atol=1e-12)
     _close_stats(s1, s2, 1e-9)
     assert e1 == e2 == 0.4
@@ -81,35 +95,23 @@ def test_gradient_chain_matches_numpy_with_fixed_tuning(kind):
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")  # the step-size heuristic's longest trials overflow
-@pytest.mark.parametrize("kind", ["hmc", "nuts", "mala"])
-def test_gradient_chain_matches_numpy_through_a_short_warmup(kind):
-    k = warmup.KINDS[kind]
-    d1, s1, e1, im1 = _compiled_gradient(k, 40, 20, -1.0, True, True, 2)
-    d2, s2, e2, im2 = _numpy_gradient(k, 40, 20, -1.0, True, True, 2)
+@pytest.mark.parametrize("kernel", [k for k in GRADIENT if KERNELS[k].adapt_step])
+def test_gradient_chain_matches_numpy_through_a_short_warmup(kernel):
+    (d1, s1, e1, im1), (d2, s2, e2, im2) = _both_chains(kernel, 40, 20, _gradient_tuning(-1.0, True), True, 2)
     np.testing.assert_allclose(d1, d2, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(e1, e2, rtol=1e-6)
     np.testing.assert_allclose(im1, im2, rtol=1e-6)
     assert not np.allclose(im1, 1.0)  # the mass matrix was adapted
 
 
-@pytest.mark.parametrize("kind", ["rwmh", "mwg"])
-def test_random_walk_chain_matches_numpy_through_warmup(kind):
-    k = warmup.RW_KINDS[kind]
-    chain = mcmc_rwmh.rw_chain.get(tuple(__import__("numba").typeof(a) for a in DATA))
-    n_warmup, n_draws = 120, 80
-    in_w, end_w = mcmc_adapt.window_schedule(n_warmup, True)
-    draws = np.empty((n_draws, 3))
-    stats = np.empty((n_draws, N_STATS))
-    sd, out = np.ones(3), np.empty(1)
-    chain(np.random.default_rng(3), lp_jit, DATA, X0.copy(), k, n_warmup, n_draws, 1.3, 0.3, True, in_w, end_w, sd,
-          draws, stats, out)
-    d2, s2, scale2, sd2 = warmup.run_rw_chain(np.random.default_rng(3), k, lp_np, DATA, X0.copy(), n_warmup, n_draws,
-                                              scale=1.3, target_accept=0.3)
-    np.testing.assert_allclose(draws, d2, rtol=1e-9, atol=1e-12)
-    _close_stats(stats, s2, 1e-9)
-    np.testing.assert_allclose(sd, sd2, rtol=1e-9)
-    if kind == "rwmh":
-        np.testing.assert_allclose(out[0], scale2, rtol=1e-9)
+@pytest.mark.parametrize("kernel", RANDOM_WALK)
+def test_random_walk_chain_matches_numpy_through_warmup(kernel):
+    (d1, s1, e1, sd1), (d2, s2, e2, sd2) = _both_chains(kernel, 120, 80, (1.3, 0.3, True), True, 3)
+    np.testing.assert_allclose(d1, d2, rtol=1e-9, atol=1e-12)
+    _close_stats(s1, s2, 1e-9)
+    np.testing.assert_allclose(sd1, sd2, rtol=1e-9)
+    assert not np.allclose(sd1, 1.0)  # the proposal sd (RWMH) or the scales (MWG) were adapted
+    np.testing.assert_allclose(e1, e2, rtol=1e-9, equal_nan=True)
 
 
 @njit
@@ -123,20 +125,21 @@ def gd_jit(theta, x):
 
 
 def test_sgld_chain_matches_numpy():
+    """sample_sgld's two chains (compiled and numpy) take the same arguments and draw the same chain."""
     rng = np.random.default_rng(4)
     x = rng.normal(size=(23, 3))
     n_iter, batch = 40, 7
-    draws = np.empty((n_iter, 2))
-    steps = np.empty(n_iter)
-    mcmc_sgld.sgld_chain.get(())(np.random.default_rng(5), gp_jit, gd_jit, x, np.array([0.1, -0.1]), n_iter, batch,
-                                 0.05, 2.0, 0.6, 0, 1.0, draws, steps)
-    kernel = sgld.build_kernel(lambda t: -t / 4.0, lambda t, xi: xi[:2] * (xi[2] - t @ xi[:2]), x, batch, 0.05, 2.0,
-                               0.6)
-    state, r = sgld.init([0.1, -0.1]), np.random.default_rng(5)
-    for t in range(n_iter):
-        state, info = kernel(r, state)
-        np.testing.assert_allclose(draws[t], state.position, rtol=1e-10, atol=1e-13)
-        assert steps[t] == pytest.approx(info.step_size, rel=1e-14)
+    outs = []
+    for chain, fns in ((mcmc_sgld.sgld_chain.get(()), (gp_jit, gd_jit)),
+                       (sgld.chain, (lambda t: -t / 4.0, lambda t, xi: xi[:2] * (xi[2] - t @ xi[:2])))):
+        draws, steps = np.empty((n_iter, 2)), np.empty(n_iter)
+        chain(np.random.default_rng(5), *fns, x, np.array([0.1, -0.1]), n_iter, batch, 0.05, 2.0, 0.6, 3, 1.0,
+              draws, steps)
+        outs.append((draws, steps))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-14)
+    np.testing.assert_allclose(outs[1][1], 0.05 * (2.0 + 3 + np.arange(n_iter)) ** -0.6, rtol=1e-14)  # t0 = 3
+    assert len(np.unique(outs[0][0][:, 0])) == n_iter  # the chain moved
 
 
 # -- adaptation arithmetic --------------------------------------------------------------------------------

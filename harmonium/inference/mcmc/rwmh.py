@@ -106,18 +106,20 @@ def default_target(dim: int) -> float:
 
 def warmup(rng: np.random.Generator, logdensity: Callable, state: RWMHState, n_warmup: int, *, scale=None,
            proposal_sd=None, target_accept=None, adapt_scale: bool = True, adapt_sd: bool = True,
-           data: tuple = (), infos: list | None = None):
+           windows: tuple | None = None, data: tuple = (), infos: list | None = None):
     """Adaptive warm-up; returns ``(state, scale, proposal_sd)`` to build the fixed sampling kernel.
 
     Robbins-Monro on log scale every iteration (gain restarting at each window end) and the
     proposal sd re-estimated as the regularised sd of each slow window's draws (Stan's windows).
-    ``infos``, when a list, receives each warm-up iteration's info.
+    ``windows``, when given, is the ``(in_window, window_end)`` schedule to use instead of
+    ``window_schedule(n_warmup, adapt_sd)``. ``infos``, when a list, receives each warm-up
+    iteration's info.
     """
     d = state.position.shape[0]
     scale = default_scale(d) if scale is None else float(scale)
     sd = np.ones(d) if proposal_sd is None else np.array(proposal_sd, dtype=np.float64)
     target = default_target(d) if target_accept is None else float(target_accept)
-    in_window, window_end = adapt.window_schedule(n_warmup, adapt_sd)
+    in_window, window_end = adapt.window_schedule(n_warmup, adapt_sd) if windows is None else windows
     mean, m2, count, var = np.zeros(d), np.zeros(d), np.zeros(1), np.empty(d)
     log_scale, t_rm = np.log(scale), 1.0
     for t in range(n_warmup):

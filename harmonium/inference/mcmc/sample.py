@@ -1,11 +1,13 @@
 """Several chains of any sampler on any log density: :func:`sample` (and :func:`sample_sgld`).
 
-The log density is either a numpy callable or a numba-jitted function. With jitted functions
-(every function given is ``numba.njit``-ed) each whole chain, warm-up included, runs compiled
-(``harmonium._kernels.mcmc_gradient`` / ``mcmc_rwmh`` / ``mcmc_sgld``) and releases the GIL, so
-``n_jobs > 1`` runs chains on threads. Otherwise the numpy kernels of ``harmonium.inference.mcmc``
-run in Python (:mod:`harmonium.inference.mcmc.warmup`). Both paths draw the same random numbers:
-with the same seed they give the same chains (up to floating-point rounding).
+The log density is either a numpy callable or a numba-jitted function. Every kernel is one row of
+the registry :data:`KERNELS`, which names its two chains, taking the same arguments: the compiled
+one (``harmonium._kernels.mcmc_gradient`` / ``mcmc_rwmh``), run when every function given is
+``numba.njit``-ed, and the numpy one (:mod:`harmonium.inference.mcmc.warmup`), run otherwise.
+One runner (:func:`_run_chains`) calls either, warm-up included; compiled chains release the GIL, so
+``n_jobs > 1`` runs chains on threads. Both draw the same random numbers: with the same seed they
+give the same chains (up to floating-point rounding). :func:`sample_sgld` calls
+:func:`harmonium.inference.mcmc.sgld.chain` or its compiled twin ``mcmc_sgld.sgld_chain`` alike.
 
 Conventions for the user's functions:
 
@@ -32,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from harmonium._kernels import mcmc_adapt, mcmc_common, mcmc_gradient, mcmc_rwmh, mcmc_sgld
+from harmonium._kernels.mcmc_common import LazyKernel
 from harmonium._validation import Interval, Options, validate_params
 from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc import gibbs, rwmh, sgld, warmup
@@ -42,17 +45,27 @@ OWNER = "sample"
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """One entry of :data:`KERNELS`: how :func:`sample` runs a kernel and what its defaults are.
+    """One row of :data:`KERNELS`: the chains that run a kernel, and its defaults.
 
-    family : "gradient" (compiled kind of ``mcmc_gradient``), "random_walk" (``mcmc_rwmh``) or "gibbs".
-    kind : the compiled chain's kind id (None for Gibbs).
+    family : what the chain loop takes, which fixes the tuning arguments :func:`sample` passes:
+        "gradient" (step size, leapfrog steps, trajectory length, tree depth, target, adapt_step),
+        "random_walk" (scale, target, adapt_scale) or "gibbs" (the sweep over the conditionals).
+    kind : the kind id the chain loop dispatches on (``mcmc_gradient.HMC``, ``mcmc_rwmh.RWMH``...).
     target_accept : default acceptance target of the warm-up (None: 0.234, or 0.44 in one dimension;
         NaN where nothing is adapted toward an acceptance rate).
     adapt_mass : default of ``adapt_mass`` (the diagonal mass / proposal sd from the slow windows).
-    needs : arguments that have no default for this kernel (beyond ``logdensity`` and ``init_position``).
+    needs : arguments that have no default for this kernel (beyond ``logdensity`` and ``init_position``);
+        "grad" (``grad`` or ``value_and_grad``) makes the chains take ``value_and_grad``.
     exact : True when the kept draws come from a pi-invariant kernel; False for a sampler biased by
         construction (ULA: its stationary law is that of the Euler discretisation, see
         :mod:`harmonium.inference.mcmc.langevin`).
+    numpy_chain : the chain on numpy callables, e.g. :func:`harmonium.inference.mcmc.warmup.gradient_chain`.
+    compiled_chain : its compiled twin (a ``mcmc_common.LazyKernel`` taking the same arguments), or
+        None where the kernel runs Python callables only (Gibbs' conditionals).
+    adapt_step : False when the step size is the user's and never adapted (ULA); such a kernel also
+        refuses ``adapt_mass=True`` (see :func:`sample`'s Notes).
+    default_step : the first random-walk scale from the dimension d (gradient kernels: None, the
+        heuristic of Hoffman & Gelman's Algorithm 4).
     """
 
     family: str
@@ -61,23 +74,37 @@ class KernelSpec:
     adapt_mass: bool
     needs: tuple
     exact: bool
+    numpy_chain: Callable
+    compiled_chain: LazyKernel | None
+    adapt_step: bool = True
+    default_step: Callable[[int], float] | None = None
+
+    @property
+    def needs_gradient(self) -> bool:
+        return "grad" in self.needs
 
 
-# The registry: the runner, the validation and the test matrix (tests/statistical/test_samplers_defaults.py)
-# read the kernel names from here.
+def _unit_scale(d: int) -> float:
+    return 1.0
+
+
+_GRAD = mcmc_gradient.gradient_chain
+# The registry: the runner, the validation, the parity tests (tests/kernels/test_mcmc_parity.py) and the
+# test matrix (tests/statistical/test_samplers_defaults.py) read the kernel names and chains from here.
 KERNELS: dict[str, KernelSpec] = {
-    "nuts": KernelSpec("gradient", warmup.KINDS["nuts"], 0.8, True, ("grad",), True),
-    "hmc": KernelSpec("gradient", warmup.KINDS["hmc"], 0.8, True, ("grad",), True),
-    "mala": KernelSpec("gradient", warmup.KINDS["mala"], 0.574, True, ("grad",), True),
+    "nuts": KernelSpec("gradient", mcmc_gradient.NUTS, 0.8, True, ("grad",), True, warmup.gradient_chain, _GRAD),
+    "hmc": KernelSpec("gradient", mcmc_gradient.HMC, 0.8, True, ("grad",), True, warmup.gradient_chain, _GRAD),
+    "mala": KernelSpec("gradient", mcmc_gradient.MALA, 0.574, True, ("grad",), True, warmup.gradient_chain, _GRAD),
     # ULA: fixed step, no MH correction. Its mass is not adapted by default (see ``sample``'s notes).
-    "ula": KernelSpec("gradient", warmup.KINDS["ula"], math.nan, False, ("grad", "step_size"), False),
-    "rwmh": KernelSpec("random_walk", warmup.RW_KINDS["rwmh"], None, True, (), True),
+    "ula": KernelSpec("gradient", mcmc_gradient.ULA, math.nan, False, ("grad", "step_size"), False,
+                      warmup.gradient_chain, _GRAD, adapt_step=False),
+    "rwmh": KernelSpec("random_walk", mcmc_rwmh.RWMH, None, True, (), True, warmup.rw_chain, mcmc_rwmh.rw_chain,
+                       default_step=rwmh.default_scale),
     # MWG adapts one scale per coordinate (adapt_step_size); it has no joint proposal sd to adapt.
-    "mwg": KernelSpec("random_walk", warmup.RW_KINDS["mwg"], 0.44, False, (), True),
-    "gibbs": KernelSpec("gibbs", None, math.nan, False, ("conditionals",), True),
+    "mwg": KernelSpec("random_walk", mcmc_rwmh.MWG, 0.44, False, (), True, warmup.rw_chain, mcmc_rwmh.rw_chain,
+                      default_step=_unit_scale),
+    "gibbs": KernelSpec("gibbs", None, math.nan, False, ("conditionals",), True, warmup.gibbs_chain, None),
 }
-GRADIENT_KERNELS = tuple(k for k, s in KERNELS.items() if s.family == "gradient")
-RW_KERNELS = tuple(k for k, s in KERNELS.items() if s.family == "random_walk")
 
 
 class SampleResult(NamedTuple):
@@ -201,8 +228,8 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
         Starting position (its shape is the parameter shape), or one per chain along axis 0 when
         ``init_per_chain``. ``init_jitter > 0`` adds Uniform(-init_jitter, init_jitter) noise
         (drawn from each chain's stream).
-    kernel : {"nuts", "hmc", "mala", "ula", "rwmh", "mwg", "gibbs"}
-        A name of the registry :data:`KERNELS` (which also holds each kernel's defaults).
+    kernel : str
+        A name of the registry :data:`KERNELS` (which also holds each kernel's defaults): <KERNELS>.
         "mwg" is componentwise Metropolis within Gibbs; "gibbs" needs ``conditionals``: a list of
         ``draw(rng, x) -> new values of x[blocks[j]]`` (blocks default to one per coordinate).
     n_warmup, n_draws : int
@@ -281,73 +308,80 @@ def sample(rng, logdensity: Callable | None, init_position, *, kernel: str = "nu
     spec = KERNELS[kernel]
     if adapt_mass is None:
         adapt_mass = spec.adapt_mass
-    elif adapt_mass and kernel == "ula":
+    elif adapt_mass and not spec.adapt_step:
         raise InvalidParameterError(
-            f"The 'adapt_mass' parameter of {OWNER} must be False or None for kernel='ula'. Got True: with ULA's "
+            f"The 'adapt_mass' parameter of {OWNER} must be False or None for kernel={kernel!r}. Got True: with its "
             f"fixed step an adapted mass feeds back on itself and shrinks toward 0 (biased draws); pass "
-            f"'inverse_mass' instead, or use kernel='mala'."
+            f"'inverse_mass' instead, or use an MH-corrected kernel such as kernel='mala'."
         )
+    given = {"grad": grad if grad is not None else value_and_grad, "step_size": step_size,
+             "conditionals": conditionals if conditionals else None}
+    for name in spec.needs:
+        if given[name] is None:
+            got = conditionals if name == "conditionals" else None
+            raise InvalidParameterError(_NEEDS_MESSAGE[name].format(owner=OWNER, kernel=kernel, got=got))
+    if spec.family != "gibbs" and logdensity is None and value_and_grad is None:
+        raise InvalidParameterError(f"{OWNER} needs 'logdensity' or 'value_and_grad'. Got neither.")
     rng, _ = check_random_state(rng, OWNER)
-
-    if kernel == "gibbs":
-        return _sample_gibbs(rng, init_position, conditionals, blocks, n_chains, n_warmup, n_draws, init_per_chain,
-                             logdensity, data)
-    x0 = _initial_positions(init_position, n_chains, init_per_chain)
+    x0 = _initial_positions(init_position, n_chains, init_per_chain, None if spec.family == "gibbs" else np.float64)
     param_shape = x0.shape[1:]
     d = int(np.prod(param_shape, dtype=np.int64))
     if d == 0:
         raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must have at least one element.")
-    gradient = kernel in GRADIENT_KERNELS
-    if logdensity is None and value_and_grad is None:
-        raise InvalidParameterError(f"{OWNER} needs 'logdensity' or 'value_and_grad'. Got neither.")
-    if gradient and grad is None and value_and_grad is None:
-        raise InvalidParameterError(
-            f"The kernel {kernel!r} of {OWNER} uses the gradient of the log density: pass 'grad' or "
-            f"'value_and_grad', or choose kernel='rwmh' or 'mwg'."
-        )
-    if kernel == "ula" and step_size is None:
-        raise InvalidParameterError(f"The 'step_size' parameter of {OWNER} must be given for kernel='ula' "
-                                    f"(its step size is not adapted). Got None.")
-    given = [f for f in (logdensity, grad, value_and_grad) if f is not None]
-    compiled = backend == "auto" and all(_is_jitted(f) for f in given)
+    functions = (logdensity, grad, value_and_grad)
+    compiled = (spec.compiled_chain is not None and backend == "auto"
+                and all(_is_jitted(f) for f in functions if f is not None))
     child = spawn(rng, n_chains)
-    if init_jitter > 0:
+    if init_jitter > 0 and spec.family != "gibbs":
         x0 = np.stack([x0[c] + child[c].uniform(-init_jitter, init_jitter, size=param_shape) for c in range(n_chains)])
 
-    target = target_accept if target_accept is not None else (
-        spec.target_accept if spec.target_accept is not None else rwmh.default_target(d))
-    if gradient:
-        if inverse_mass is None:
-            im = np.ones(d)
-        else:
-            im = np.array(inverse_mass, dtype=np.float64).reshape(-1)
-            if im.shape != (d,) or not np.all(np.isfinite(im)) or np.any(im <= 0):
-                raise InvalidParameterError(f"The 'inverse_mass' parameter of {OWNER} must hold {d} finite values > 0.")
-        settings = dict(
-            kind=spec.kind, step_size=-1.0 if step_size is None else float(step_size),
-            n_steps=10 if n_steps is None else int(n_steps),
-            trajectory_length=0.0 if n_steps is not None else float(trajectory_length or math.pi / 2),
-            max_tree_depth=int(max_tree_depth), target_accept=float(target),
-            adapt_step=bool(adapt_step_size) and kernel != "ula", adapt_mass=bool(adapt_mass), inverse_mass=im,
-        )
-        run = _run_gradient_compiled if compiled else _run_gradient_numpy
+    target = float(target_accept if target_accept is not None else (
+        spec.target_accept if spec.target_accept is not None else rwmh.default_target(d)))
+    if spec.family == "gibbs":
+        _check_blocks(conditionals, blocks, x0)
+        tuning = (gibbs.build_kernel(conditionals, blocks),)
+        mass = np.full(1, np.nan)
     else:
-        sd = np.ones(d) if inverse_mass is None else np.array(inverse_mass, dtype=np.float64).reshape(-1)
-        if sd.shape != (d,) or not np.all(np.isfinite(sd)) or np.any(sd <= 0):
+        mass = np.ones(d) if inverse_mass is None else np.array(inverse_mass, dtype=np.float64).reshape(-1)
+        if mass.shape != (d,) or not np.all(np.isfinite(mass)) or np.any(mass <= 0):
             raise InvalidParameterError(f"The 'inverse_mass' parameter of {OWNER} must hold {d} finite values > 0.")
-        settings = dict(
-            kind=spec.kind,
-            scale=float(step_size) if step_size is not None else (rwmh.default_scale(d) if kernel == "rwmh" else 1.0),
-            target_accept=float(target), adapt_scale=bool(adapt_step_size), adapt_sd=bool(adapt_mass), sd=sd,
+        adapt_step = bool(adapt_step_size) and spec.adapt_step
+        if spec.family == "gradient":
+            tuning = (-1.0 if step_size is None else float(step_size), 10 if n_steps is None else int(n_steps),
+                      0.0 if n_steps is not None else float(trajectory_length or math.pi / 2), int(max_tree_depth),
+                      target, adapt_step)
+        else:
+            tuning = (float(step_size) if step_size is not None else float(spec.default_step(d)), target, adapt_step)
+    return _run_chains(spec, kernel, compiled, child, x0, functions, data, n_warmup, n_draws, tuning,
+                       bool(adapt_mass), mass, n_jobs)
+
+
+
+if sample.__doc__:  # the kernel names of the docstring are the registry's
+    sample.__doc__ = sample.__doc__.replace("<KERNELS>", ", ".join(f'"{k}"' for k in KERNELS))
+
+_NEEDS_MESSAGE = {
+    "grad": "The kernel {kernel!r} of {owner} uses the gradient of the log density: pass 'grad' or 'value_and_grad', "
+            "or choose kernel='rwmh' or 'mwg'.",
+    "step_size": "The 'step_size' parameter of {owner} must be given for kernel={kernel!r} (its step size is not "
+                 "adapted). Got None.",
+    "conditionals": "kernel={kernel!r} of {owner} needs 'conditionals': a list of draw(rng, x) -> new values of "
+                    "block j. Got {got!r}.",
+}
+
+
+def _check_blocks(conditionals, blocks, x0):
+    if blocks is None and x0[0].ndim == 1 and len(conditionals) != x0.shape[1]:
+        raise InvalidParameterError(
+            f"{OWNER} got {len(conditionals)} conditionals for a position of {x0.shape[1]} coordinates; pass "
+            f"'blocks' (one index per conditional) or one conditional per coordinate."
         )
-        run = _run_rw_compiled if compiled else _run_rw_numpy
-    return run(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws, settings,
-               n_jobs)
 
 
-def _initial_positions(init_position, n_chains, init_per_chain):
+def _initial_positions(init_position, n_chains, init_per_chain, dtype=np.float64):
+    """(n_chains, *param_shape) starting positions; ``dtype=None`` keeps the given dtype (Gibbs states)."""
     try:
-        x = np.array(init_position, dtype=np.float64)
+        x = np.array(init_position, dtype=dtype)
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must be a numeric array. "
                                     f"Got {init_position!r}.") from exc
@@ -359,7 +393,7 @@ def _initial_positions(init_position, n_chains, init_per_chain):
             )
     else:
         x = np.broadcast_to(x, (n_chains,) + x.shape).copy()
-    if not np.all(np.isfinite(x)):
+    if x.dtype.kind not in "biuf" or not np.all(np.isfinite(x)):
         raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must be finite.")
     return x
 
@@ -379,7 +413,9 @@ def _numpy_functions(logdensity, grad, value_and_grad, param_shape):
         return v, np.asarray(g, dtype=np.float64).reshape(-1)
 
     vg = vg_user if value_and_grad is not None else (vg_from_parts if grad is not None else None)
-    if logdensity is None:
+    if logdensity is None and value_and_grad is None:  # Gibbs without a log density
+        lp = None
+    elif logdensity is None:
         def lp(x, *data):  # noqa: F811 - the value of value_and_grad
             return vg_user(x, *data)[0]
     return lp, vg
@@ -402,34 +438,6 @@ def _map_chains(fn, n_chains, n_jobs):
         return [fn(c) for c in range(n_chains)]
     with ThreadPoolExecutor(max_workers=min(n_jobs, n_chains)) as pool:
         return list(pool.map(fn, range(n_chains)))
-
-
-def _result(draws, stats, step, im, kernel, backend, n_warmup, compile_s, sample_s, param_shape):
-    n_chains, n_draws = draws.shape[:2]
-    stats_dict = {name: np.ascontiguousarray(stats[:, :, k]) for k, name in enumerate(mcmc_common.STAT_NAMES)}
-    return SampleResult(draws.reshape((n_chains, n_draws) + tuple(param_shape)), stats_dict, np.asarray(step, float),
-                        np.asarray(im, float), kernel, backend, n_warmup, compile_s, sample_s)
-
-
-def _run_gradient_numpy(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws,
-                        s, n_jobs):
-    lp, vg = _numpy_functions(logdensity, grad, value_and_grad, param_shape)
-    _check_start(x0, lp, vg, data, True)
-    t0 = time.perf_counter()
-
-    def one(c):
-        return warmup.run_gradient_chain(
-            child[c], s["kind"], vg, data, x0[c].reshape(-1), n_warmup, n_draws, step_size=s["step_size"],
-            n_steps=s["n_steps"], trajectory_length=s["trajectory_length"], max_tree_depth=s["max_tree_depth"],
-            target_accept=s["target_accept"], adapt_step=s["adapt_step"], adapt_mass=s["adapt_mass"],
-            inverse_mass=s["inverse_mass"])
-
-    out = _map_chains(one, len(child), n_jobs)
-    sample_s = time.perf_counter() - t0
-    draws = np.stack([o[0] for o in out])
-    stats = np.stack([o[1] for o in out])
-    return _result(draws, stats, [o[2] for o in out], np.stack([o[3] for o in out]), kernel, "numpy", n_warmup, 0.0,
-                   sample_s, param_shape)
 
 
 def _jitted_functions(logdensity, grad, value_and_grad, data, need_grad):
@@ -455,112 +463,50 @@ def _jitted_functions(logdensity, grad, value_and_grad, data, need_grad):
     return lp, vg, dtypes
 
 
-def _run_gradient_compiled(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws,
-                           s, n_jobs):
+def _run_chains(spec, kernel, compiled, child, x0, functions, data, n_warmup, n_draws, tuning, adapt_mass, mass,
+                n_jobs):
+    """The one chain runner: ``spec``'s compiled chain (all functions jitted) or its numpy chain, one per child stream.
+
+    Both chains take ``(rng, fn, data, x0, kind, n_warmup, n_draws, *tuning, in_window, window_end,
+    inverse_mass, draws, stats, out)`` with ``fn`` the log density, or ``value_and_grad`` for a kernel
+    that needs the gradient; they write the kept draws, the statistics, the adapted inverse mass (or
+    proposal sd / scales) and the final step size in place.
+    """
     t0 = time.perf_counter()
-    data = _compiled_data(data)
-    _, vg, dtypes = _jitted_functions(logdensity, grad, value_and_grad, data, True)
-    chain = mcmc_gradient.gradient_chain.get(dtypes)
-    compile_s = time.perf_counter() - t0
-    _check_start(x0, None, vg, data, True)
+    param_shape = x0.shape[1:]
+    need_grad = spec.needs_gradient
+    if compiled:
+        data = _compiled_data(data)
+        lp, vg, dtypes = _jitted_functions(*functions, data, need_grad)
+        chain = spec.compiled_chain.get(dtypes)
+    else:
+        lp, vg = _numpy_functions(*functions, param_shape)
+        chain = spec.numpy_chain
+    compile_s = time.perf_counter() - t0 if compiled else 0.0
+    fn = vg if need_grad else lp
+    if fn is not None:
+        _check_start(x0, lp, vg, data, need_grad)
     n_chains, d = x0.shape[0], x0[0].size
-    draws = np.empty((n_chains, n_draws, d))
+    draws = np.empty((n_chains, n_draws, d), dtype=x0.dtype)
     stats = np.empty((n_chains, n_draws, mcmc_common.N_STATS))
-    ims = np.empty((n_chains, d))
+    masses = np.empty((n_chains, mass.shape[0]))
     steps = np.empty(n_chains)
-    in_window, window_end = mcmc_adapt.window_schedule(n_warmup, s["adapt_mass"])
+    in_window, window_end = mcmc_adapt.window_schedule(n_warmup, adapt_mass)
 
     def one(c):
-        ims[c] = s["inverse_mass"]
+        masses[c] = mass
         out = np.empty(1)
-        chain(child[c], vg, data, np.ascontiguousarray(x0[c].reshape(-1)), s["kind"], n_warmup, n_draws,
-              s["step_size"], s["n_steps"], s["trajectory_length"], s["max_tree_depth"], s["target_accept"],
-              s["adapt_step"], in_window, window_end, ims[c], draws[c], stats[c], out)
+        x = np.ascontiguousarray(x0[c].reshape(-1)) if compiled else x0[c]
+        chain(child[c], fn, data, x, spec.kind, n_warmup, n_draws, *tuning, in_window, window_end, masses[c],
+              draws[c], stats[c], out)
         steps[c] = out[0]
 
     t1 = time.perf_counter()
     _map_chains(one, n_chains, n_jobs)
     sample_s = time.perf_counter() - t1
-    return _result(draws, stats, steps, ims, kernel, "compiled", n_warmup, compile_s, sample_s, param_shape)
-
-
-def _run_rw_numpy(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws, s,
-                  n_jobs):
-    lp, _ = _numpy_functions(logdensity, grad, value_and_grad, param_shape)
-    _check_start(x0, lp, None, data, False)
-    t0 = time.perf_counter()
-
-    def one(c):
-        return warmup.run_rw_chain(child[c], s["kind"], lp, data, x0[c].reshape(-1), n_warmup, n_draws,
-                                   scale=s["scale"], target_accept=s["target_accept"], adapt_scale=s["adapt_scale"],
-                                   adapt_sd=s["adapt_sd"], proposal_sd=s["sd"])
-
-    out = _map_chains(one, len(child), n_jobs)
-    sample_s = time.perf_counter() - t0
-    return _result(np.stack([o[0] for o in out]), np.stack([o[1] for o in out]), [o[2] for o in out],
-                   np.stack([o[3] for o in out]), kernel, "numpy", n_warmup, 0.0, sample_s, param_shape)
-
-
-def _run_rw_compiled(child, x0, param_shape, logdensity, grad, value_and_grad, data, kernel, n_warmup, n_draws, s,
-                     n_jobs):
-    t0 = time.perf_counter()
-    data = _compiled_data(data)
-    lp, _, dtypes = _jitted_functions(logdensity, grad, value_and_grad, data, False)
-    chain = mcmc_rwmh.rw_chain.get(dtypes)
-    compile_s = time.perf_counter() - t0
-    _check_start(x0, lp, None, data, False)
-    n_chains, d = x0.shape[0], x0[0].size
-    draws = np.empty((n_chains, n_draws, d))
-    stats = np.empty((n_chains, n_draws, mcmc_common.N_STATS))
-    sds = np.empty((n_chains, d))
-    scales = np.empty(n_chains)
-    in_window, window_end = mcmc_adapt.window_schedule(n_warmup, s["adapt_sd"])
-
-    def one(c):
-        sds[c] = s["sd"]
-        out = np.empty(1)
-        chain(child[c], lp, data, np.ascontiguousarray(x0[c].reshape(-1)), s["kind"], n_warmup, n_draws, s["scale"],
-              s["target_accept"], s["adapt_scale"], in_window, window_end, sds[c], draws[c], stats[c], out)
-        scales[c] = out[0] if s["kind"] == mcmc_rwmh.RWMH else np.nan
-
-    t1 = time.perf_counter()
-    _map_chains(one, n_chains, n_jobs)
-    sample_s = time.perf_counter() - t1
-    return _result(draws, stats, scales, sds, kernel, "compiled", n_warmup, compile_s, sample_s, param_shape)
-
-
-def _sample_gibbs(rng, init_position, conditionals, blocks, n_chains, n_warmup, n_draws, init_per_chain, logdensity,
-                  data):
-    if conditionals is None or len(conditionals) == 0:
-        raise InvalidParameterError(f"kernel='gibbs' of {OWNER} needs 'conditionals': a list of draw(rng, x) -> "
-                                    f"new values of block j. Got {conditionals!r}.")
-    x = np.array(init_position)
-    x0 = x if init_per_chain else np.broadcast_to(x, (n_chains,) + x.shape).copy()
-    if x0.shape[0] != n_chains:
-        raise InvalidParameterError(f"The 'init_position' parameter of {OWNER} must have n_chains={n_chains} rows "
-                                    f"when init_per_chain=True. Got shape {x0.shape}.")
-    if blocks is None and x0[0].ndim == 1 and len(conditionals) != x0.shape[1]:
-        raise InvalidParameterError(
-            f"{OWNER} got {len(conditionals)} conditionals for a position of {x0.shape[1]} coordinates; pass "
-            f"'blocks' (one index per conditional) or one conditional per coordinate."
-        )
-    child = spawn(rng, n_chains)
-    kern = gibbs.build_kernel(conditionals, blocks)
-    draws = np.empty((n_chains, n_draws) + x0.shape[1:], dtype=x0.dtype)
-    stats = np.full((n_chains, n_draws, mcmc_common.N_STATS), np.nan)
-    t0 = time.perf_counter()
-    for c in range(n_chains):
-        state = gibbs.init(x0[c], logdensity, data)
-        for t in range(n_warmup + n_draws):
-            state, info = kern(child[c], state)
-            if t >= n_warmup:
-                draws[c, t - n_warmup] = state.position
-                stats[c, t - n_warmup, mcmc_common.ACCEPT] = float(np.mean(info.acceptance_prob))
-                stats[c, t - n_warmup, mcmc_common.LOGDENSITY] = state.logdensity
-    sample_s = time.perf_counter() - t0
-    n_stats = {name: np.ascontiguousarray(stats[:, :, k]) for k, name in enumerate(mcmc_common.STAT_NAMES)}
-    return SampleResult(draws, n_stats, np.full(n_chains, np.nan), np.full((n_chains, 1), np.nan), "gibbs", "numpy",
-                        n_warmup, 0.0, sample_s)
+    stats_dict = {name: np.ascontiguousarray(stats[:, :, k]) for k, name in enumerate(mcmc_common.STAT_NAMES)}
+    return SampleResult(draws.reshape((n_chains, n_draws) + tuple(param_shape)), stats_dict, steps, masses, kernel,
+                        "compiled" if compiled else "numpy", n_warmup, compile_s, sample_s)
 
 
 # -- SGLD -----------------------------------------------------------------------------------------------
@@ -626,15 +572,9 @@ def sample_sgld(rng, grad_log_prior: Callable, grad_log_likelihood: Callable, da
         chain = mcmc_sgld.sgld_chain.get(())
         compile_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for c in range(n_chains):
-            chain(child[c], grad_log_prior, grad_log_likelihood, x, theta0, n_iter, batch_size, float(a), float(b),
-                  float(gamma), 0, float(noise_scale), draws[c], steps)
     else:
-        for c in range(n_chains):
-            kern = sgld.build_kernel(grad_log_prior, grad_log_likelihood, x, batch_size, a, b, gamma, noise_scale)
-            state = sgld.init(theta0)
-            for t in range(n_iter):
-                state, info = kern(child[c], state)
-                draws[c, t] = state.position
-                steps[t] = info.step_size
+        chain = sgld.chain
+    for c in range(n_chains):
+        chain(child[c], grad_log_prior, grad_log_likelihood, x, theta0, n_iter, batch_size, float(a), float(b),
+              float(gamma), 0, float(noise_scale), draws[c], steps)
     return SGLDResult(draws, steps, "compiled" if compiled else "numpy", compile_s, time.perf_counter() - t0)

@@ -15,6 +15,9 @@ The user gives ``grad_log_prior(theta)`` and the per-datum ``grad_log_likelihood
 Fisher-Yates shuffle of a persistent index array (one uniform per row), then d normals; the
 compiled chain ``harmonium._kernels.mcmc_sgld`` draws the same numbers.
 
+:func:`chain` runs a whole chain with the arguments of the compiled one, so that
+:func:`harmonium.inference.mcmc.sample.sample_sgld` calls either alike.
+
 State / init / build_kernel as in DESIGN.md: ``kernel(rng, state) -> (state, SGLDInfo)``. The
 iteration counter t is part of the state (the chain's position in its schedule); the schedule
 itself (a, b, gamma) is tuning and is bound in the kernel. The index array is the kernel's
@@ -77,3 +80,20 @@ def build_kernel(grad_log_prior: Callable, grad_log_likelihood: Callable, data, 
         return SGLDState(theta, t + 1), SGLDInfo(eps, float(np.sqrt(np.sum(drift * drift))))
 
     return kernel
+
+
+def chain(rng: np.random.Generator, grad_log_prior: Callable, grad_log_likelihood: Callable, data, theta0,
+          n_iter: int, batch_size: int, a: float, b: float, gamma: float, t0: int, noise_scale: float, draws,
+          step_sizes) -> int:
+    """``n_iter`` updates of :func:`build_kernel`'s kernel from ``theta0`` (iteration ``t0`` of the schedule).
+
+    The arguments of the compiled twin ``harmonium._kernels.mcmc_sgld.sgld_chain``: update t is
+    written into ``draws[t]`` and its step size into ``step_sizes[t]``.
+    """
+    kernel = build_kernel(grad_log_prior, grad_log_likelihood, data, batch_size, a, b, gamma, noise_scale)
+    state = SGLDState(np.array(theta0, dtype=np.float64), t0)
+    for t in range(n_iter):
+        state, info = kernel(rng, state)
+        draws[t] = state.position
+        step_sizes[t] = info.step_size
+    return 0

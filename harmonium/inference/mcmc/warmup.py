@@ -11,9 +11,12 @@ algorithm parameters"; Hoffman & Gelman 2014, section 3.2):
 * the last warm-up iteration fixes the step size to its dual average, so every kept draw comes
   from the same pi-invariant kernel.
 
-:func:`run_gradient_chain` and :func:`run_rw_chain` mirror, statement for statement and random
-number for random number, ``harmonium._kernels.mcmc_gradient.gradient_chain`` and
-``harmonium._kernels.mcmc_rwmh.rw_chain``; the parity tests hold them to the same draws.
+:func:`gradient_chain` and :func:`rw_chain` mirror, statement for statement and random number for
+random number, ``harmonium._kernels.mcmc_gradient.gradient_chain`` and
+``harmonium._kernels.mcmc_rwmh.rw_chain``, and take the same arguments: a row of the kernel
+registry (``harmonium.inference.mcmc.sample.KERNELS``) names both, the runner calls either, and the
+parity tests hold them to the same draws. :func:`gibbs_chain` has the same arguments and no
+compiled twin (its conditionals are Python callables).
 """
 
 from __future__ import annotations
@@ -34,12 +37,9 @@ from harmonium._kernels.mcmc_common import (
     N_STEPS,
     STEP,
 )
-from harmonium._kernels.mcmc_gradient import HMC, MALA, NUTS, ULA, hmc_n_steps
-from harmonium._kernels.mcmc_rwmh import MWG, RWMH
+from harmonium._kernels.mcmc_gradient import HMC, MALA, NUTS, hmc_n_steps
+from harmonium._kernels.mcmc_rwmh import RWMH
 from harmonium.inference.mcmc import gibbs, hmc, langevin, rwmh
-
-KINDS = {"hmc": HMC, "nuts": NUTS, "mala": MALA, "ula": ULA}
-RW_KINDS = {"rwmh": RWMH, "mwg": MWG}
 
 
 def build_gradient_kernel(kind: int, vg: Callable, data: tuple, step_size: float, inverse_mass, n_steps: int = 10,
@@ -67,30 +67,31 @@ def _stats_row(row, info, state, step_size):
     row[STEP] = step_size
 
 
-def run_gradient_chain(rng: np.random.Generator, kind: int, vg: Callable, data: tuple, x0, n_warmup: int,
-                       n_draws: int, *, step_size: float = -1.0, n_steps: int = 10, trajectory_length: float = 0.0,
-                       max_tree_depth: int = 10, target_accept: float = 0.8, adapt_step: bool = True,
-                       adapt_mass: bool = True, inverse_mass=None):
-    """Warm-up then ``n_draws`` kept draws; returns ``(draws, stats, step_size, inverse_mass)``.
+def gradient_chain(rng: np.random.Generator, vg: Callable, data: tuple, x0, kind: int, n_warmup: int,
+                   n_draws: int, step_size: float, n_steps: int, trajectory_length: float, max_tree_depth: int,
+                   target_accept: float, adapt_step: bool, in_window, window_end, inverse_mass, draws, stats,
+                   out_step) -> int:
+    """Warm-up then ``n_draws`` kept draws, with the arguments of ``mcmc_gradient.gradient_chain``.
 
-    ``step_size <= 0`` asks for the heuristic start. ``draws`` is (n_draws, d), ``stats`` is
-    (n_draws, N_STATS) in the layout of ``harmonium._kernels.mcmc_common.STAT_NAMES``.
+    ``step_size <= 0`` asks for the heuristic start; ``in_window`` / ``window_end`` are the slow
+    windows of :func:`harmonium._kernels.mcmc_adapt.window_schedule`. Writes the draws (n_draws, d),
+    the statistics (n_draws, N_STATS, layout ``mcmc_common.STAT_NAMES``), the adapted inverse mass
+    (into ``inverse_mass``) and the final step size (``out_step[0]``); returns 0, or 1 when the last
+    log density is not finite.
     """
-    state = hmc.init(x0, vg, data)
+    state = hmc.init(np.reshape(x0, -1), vg, data)
+    im = inverse_mass
     d = state.position.shape[0]
-    im = np.ones(d) if inverse_mass is None else np.array(inverse_mass, dtype=np.float64)
-    in_window, window_end = adapt.window_schedule(n_warmup, adapt_mass)
     da = np.empty(adapt.DA_SIZE)
     mean, m2, count = np.zeros(d), np.zeros(d), np.zeros(1)
-    draws = np.empty((n_draws, d))
-    stats = np.empty((n_draws, N_STATS))
     row = np.empty(N_STATS)
     if not step_size > 0.0:
         step_size = hmc.find_step_size(rng, vg, state, 1.0, im, data)
     if adapt_step and n_warmup > 0:
         adapt.da_init(da, step_size)
     for t in range(n_warmup + n_draws):
-        kernel = build_gradient_kernel(kind, vg, data, step_size, im, n_steps, trajectory_length, max_tree_depth)
+        kernel = build_gradient_kernel(kind, vg, data, step_size, im, n_steps, trajectory_length,
+                                       max_tree_depth)
         state, info = kernel(rng, state)
         if t >= n_warmup:
             row = stats[t - n_warmup]
@@ -110,32 +111,33 @@ def run_gradient_chain(rng: np.random.Generator, kind: int, vg: Callable, data: 
                 step_size = adapt.da_final(da)
         else:
             draws[t - n_warmup] = state.position
-    return draws, stats, step_size, im
+    out_step[0] = step_size
+    return 0 if np.isfinite(state.logdensity) else 1
 
 
-def run_rw_chain(rng: np.random.Generator, kind: int, logdensity: Callable, data: tuple, x0, n_warmup: int,
-                 n_draws: int, *, scale: float, target_accept: float, adapt_scale: bool = True,
-                 adapt_sd: bool = True, proposal_sd=None):
-    """Random-walk chains (RWMH or componentwise MWG); returns ``(draws, stats, scale, proposal_sd)``.
+def rw_chain(rng: np.random.Generator, logdensity: Callable, data: tuple, x0, kind: int, n_warmup: int,
+             n_draws: int, scale: float, target_accept: float, adapt_scale: bool, in_window, window_end, sd, draws,
+             stats, out_scale) -> int:
+    """Random-walk chains (RWMH or componentwise MWG) with the arguments of ``mcmc_rwmh.rw_chain``.
 
-    For MWG the returned ``proposal_sd`` holds the per-coordinate scales and ``scale`` is NaN.
+    ``sd`` holds RWMH's proposal sd or MWG's per-coordinate scales and receives the adapted ones;
+    ``out_scale[0]`` receives RWMH's adapted scale (NaN for MWG). RWMH's slow windows are
+    ``in_window`` / ``window_end``; MWG has none.
     """
-    x0 = np.array(x0, dtype=np.float64)
-    d = x0.shape[0]
-    draws = np.empty((n_draws, d))
-    stats = np.empty((n_draws, N_STATS))
-    sd = np.ones(d) if proposal_sd is None else np.array(proposal_sd, dtype=np.float64)
+    x0 = np.array(x0, dtype=np.float64).reshape(-1)
     if kind == RWMH:
         state = rwmh.init(x0, logdensity, data)
-        state, scale, sd = rwmh.warmup(rng, logdensity, state, n_warmup, scale=scale, proposal_sd=sd,
-                                       target_accept=target_accept, adapt_scale=adapt_scale, adapt_sd=adapt_sd,
-                                       data=data)
-        kernel = rwmh.build_kernel(logdensity, scale, sd, data)
+        state, scale, adapted = rwmh.warmup(rng, logdensity, state, n_warmup, scale=scale, proposal_sd=sd,
+                                            target_accept=target_accept, adapt_scale=adapt_scale,
+                                            windows=(in_window, window_end), data=data)
+        sd[:] = adapted
+        kernel = rwmh.build_kernel(logdensity, scale, adapted, data)
     else:
         state = gibbs.init(x0, logdensity, data)
-        state, sd = gibbs.mwg_warmup(rng, logdensity, state, n_warmup, scales=sd, target_accept=target_accept,
-                                     adapt_scale=adapt_scale, data=data)
-        kernel = gibbs.build_mwg_kernel(logdensity, sd, data)
+        state, adapted = gibbs.mwg_warmup(rng, logdensity, state, n_warmup, scales=sd, target_accept=target_accept,
+                                          adapt_scale=adapt_scale, data=data)
+        sd[:] = adapted
+        kernel = gibbs.build_mwg_kernel(logdensity, adapted, data)
         scale = np.nan
     for t in range(n_draws):
         before = state.position
@@ -151,4 +153,27 @@ def run_rw_chain(rng: np.random.Generator, kind: int, logdensity: Callable, data
         row[DIVERGENT], row[N_STEPS] = 0.0, 0.0
         row[LOGDENSITY] = state.logdensity
         draws[t] = state.position
-    return draws, stats, scale, sd
+    out_scale[0] = scale
+    return 0 if np.isfinite(state.logdensity) else 1
+
+
+def gibbs_chain(rng: np.random.Generator, logdensity: Callable | None, data: tuple, x0, kind, n_warmup: int,
+                n_draws: int, sweep: Callable, in_window, window_end, inverse_mass, draws, stats, out_step) -> int:
+    """Gibbs sweeps (``sweep``, a :func:`harmonium.inference.mcmc.gibbs.build_kernel`) in the chains' convention.
+
+    ``x0`` keeps its shape and dtype (blocks index into it); each kept draw is written flattened.
+    Nothing is adapted: ``in_window``, ``window_end``, ``inverse_mass`` are unused and ``out_step[0]``
+    is NaN. Statistics: the mean acceptance probability of the sweep's updates and the log density
+    (NaN without ``logdensity``).
+    """
+    state = gibbs.init(x0, logdensity, data)
+    for t in range(n_warmup + n_draws):
+        state, info = sweep(rng, state)
+        if t >= n_warmup:
+            row = stats[t - n_warmup]
+            row[:] = np.nan
+            row[ACCEPT] = float(np.mean(info.acceptance_prob))
+            row[LOGDENSITY] = state.logdensity
+            draws[t - n_warmup] = state.position.reshape(-1)
+    out_step[0] = np.nan
+    return 0
