@@ -33,7 +33,7 @@ def main() -> None:
     rows = []
 
     def record(kind, seed, shards, est, t0):
-        r = {"kind": kind, "seed": seed, "n_shards": shards, "perplexity": est.perplexity(test).perplexity,
+        r = {"kind": kind, "seed": seed, "n_shards": shards, "perplexity": est.completion_perplexity(test).perplexity,
              "fit_s": time.perf_counter() - t0, "n_docs": train.n_docs, "n_tokens": train.n_tokens}
         rows.append(r)
         print(r, flush=True)

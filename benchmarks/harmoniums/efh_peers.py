@@ -172,7 +172,7 @@ def _worker_rsm_lda(cfg: dict) -> dict:
         t = time.perf_counter()
         res = perplexity(lda, test, n_particles=cfg["ltr_particles"], random_state=0)
         out["eval_s"] = time.perf_counter() - t
-        comp = lda.perplexity(test, random_state=0)
+        comp = lda.completion_perplexity(test, random_state=0)
         out.update({"perplexity": res.perplexity, "perplexity_interval": list(res.perplexity_interval),
                     "log_likelihood": res.log_likelihood, "std_error": res.std_error, "n_tokens": res.n_tokens,
                     "estimator": f"left-to-right, {cfg['ltr_particles']} particles",

@@ -10,32 +10,27 @@ rewrites them into the flags the user typed, with one table (``_FLAGS``).
 from __future__ import annotations
 
 import functools
-import os
 import re
 
 import click
 
 from harmonium.corpus.formats import FORMATS
+from harmonium.corpus.load import BUNDLED  # noqa: F401 - the bundled corpora's names, for the commands
 
-BUNDLED = ("debian",)
-
-_TEXT = ("lines", "tsv", "csv")
-_TABLE = ("tsv", "csv")
-_NUMERIC = ("uci", "ldac", "mm", "npz")
-
-# dest of the click option: (flag, keyword of the readers, formats whose reader takes it, help)
+# dest of the click option: (flag, keyword of the readers, help); which formats take each keyword is read from the
+# readers' signatures (harmonium.corpus.load.reader_formats)
 _READER_OPTIONS = {
-    "encoding": ("--encoding", "encoding", _TEXT, "Text encoding of a lines/TSV/CSV corpus (default: utf-8)."),
-    "text_column": ("--text-column", "text_column", _TABLE, "Text column of a TSV/CSV corpus (default: text)."),
-    "label_column": ("--label-column", "label_column", _TABLE, "Label column of a TSV/CSV corpus."),
-    "id_column": ("--id-column", "id_column", _TABLE,
+    "encoding": ("--encoding", "encoding", "Text encoding of a lines/TSV/CSV corpus (default: utf-8)."),
+    "text_column": ("--text-column", "text_column", "Text column of a TSV/CSV corpus (default: text)."),
+    "label_column": ("--label-column", "label_column", "Label column of a TSV/CSV corpus."),
+    "id_column": ("--id-column", "id_column",
                   "Document-id column of a TSV/CSV corpus (default: the row number)."),
-    "feature_columns": ("--feature-columns", "feature_columns", _TABLE,
+    "feature_columns": ("--feature-columns", "feature_columns",
                         "Comma-separated numeric columns of a TSV/CSV corpus (the documents' features)."),
-    "tag_column": ("--tag-column", "tag_column", _TABLE, "Tag column of a TSV/CSV corpus."),
-    "tag_separator": ("--tag-separator", "tag_separator", _TABLE,
+    "tag_column": ("--tag-column", "tag_column", "Tag column of a TSV/CSV corpus."),
+    "tag_separator": ("--tag-separator", "tag_separator",
                       "Separator of the tags in --tag-column (default: ',')."),
-    "vocab_file": ("--vocab-file", "vocab_path", _NUMERIC,
+    "vocab_file": ("--vocab-file", "vocab_path",
                    "Vocabulary file of a uci/ldac/mm/npz corpus, one word a line (default: the file beside it, "
                    "if any)."),
 }
@@ -49,7 +44,7 @@ def reader_options(f):
         reader = {dest: kwargs.pop(dest) for dest in ("fmt", *_READER_OPTIONS)}
         return f(*args, reader=reader, **kwargs)
 
-    for dest, (flag, _, _formats, text) in reversed(_READER_OPTIONS.items()):
+    for dest, (flag, _, text) in reversed(_READER_OPTIONS.items()):
         wrapper = click.option(flag, dest, default=None, help=text)(wrapper)
     return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
                         help="Corpus format; default: from the file's extension.")(wrapper)
@@ -61,43 +56,31 @@ def corpus_options(f):
     return reader_options(f)
 
 
-def load_corpus(source: str, reader: dict | None = None, vocabulary=None, n_docs: int | None = None):
-    """A Corpus from a bundled dataset name or a file, mapped by word to ``vocabulary`` when given.
+def load_corpus(source: str, reader: dict | None = None, vocabulary=None, n_docs: int | None = None,
+                verify: bool = True):
+    """:func:`harmonium.corpus.load_corpus` with the reader flags of one command (``reader``).
 
-    Reader options that the format does not take are refused (one line naming
-    the flag and the formats that take it), never silently ignored.
+    A flag the source's reader does not take is a usage error naming the flag
+    and the formats that take it (never silently ignored).
     """
-    from harmonium.corpus.formats import infer_format, read_corpus
-    from harmonium.corpus.tokenizer import Tokenizer
+    from harmonium.corpus.load import load_corpus as load
+    from harmonium.corpus.load import reader_formats, source_kind
 
     reader = dict(reader or {})
     fmt = reader.pop("fmt", None)
-    given = {dest: value for dest, value in reader.items() if value is not None}
-    if source in BUNDLED and not os.path.exists(source):
-        if fmt is not None or given:
-            flags = ", ".join(["--format"] * (fmt is not None) + [_READER_OPTIONS[d][0] for d in given])
-            raise click.UsageError(f"{flags}: the bundled corpus {source!r} takes no reader options.")
-        from harmonium.datasets import load_debian
-
-        # the bundled corpus is tokenized for the model (its own vocabulary is pruned)
-        tok = None if vocabulary is None else Tokenizer(vocabulary=vocabulary)
-        corpus = load_debian(tokenizer=tok, n_docs=n_docs)
-    else:
-        fmt = fmt or infer_format(source)
-        kwargs = {}
-        for dest, value in given.items():
-            flag, keyword, formats, _ = _READER_OPTIONS[dest]
-            if fmt not in formats:
-                raise click.UsageError(f"{flag} applies to {'/'.join(formats)} corpora; {source!r} is read as {fmt}.")
-            if dest == "feature_columns":
-                value = tuple(c.strip() for c in value.split(",") if c.strip())
-            kwargs[keyword] = value
-        corpus = read_corpus(source, format=fmt, **kwargs)
-        if n_docs is not None:
-            corpus = corpus[: min(n_docs, corpus.n_docs)]
-    if vocabulary is not None:
-        corpus = corpus.match_vocabulary(vocabulary, source)  # unknown words: a warning; none known: an error
-    return corpus
+    given = {_READER_OPTIONS[dest][1]: value for dest, value in reader.items() if value is not None}
+    flags = {keyword: flag for flag, keyword, _ in _READER_OPTIONS.values()}
+    kind = source_kind(source, fmt)
+    if kind in ("ondisk", "bundled") and (fmt is not None or given):
+        named = ", ".join(["--format"] * (fmt is not None) + [flags[k] for k in given])
+        what = "the bundled corpus" if kind == "bundled" else "the on-disk corpus"
+        raise click.UsageError(f"{named}: {what} {source!r} takes no reader options.")
+    takes = reader_formats()
+    for keyword in given:
+        if kind not in ("ondisk", "bundled") and kind not in takes.get(keyword, ()):
+            raise click.UsageError(f"{flags[keyword]} applies to {'/'.join(takes.get(keyword, ()))} corpora; "
+                                   f"{source!r} is read as {kind}.")
+    return load(source, format=fmt, vocabulary=vocabulary, n_docs=n_docs, verify=verify, **given)
 
 
 # -- library messages in the CLI's words -------------------------------------------------------------

@@ -18,6 +18,8 @@ import numpy as np
 from harmonium._version import __version__
 from harmonium.cli._options import BUNDLED, cli_message, corpus_options, load_corpus, reader_options
 from harmonium.errors import HarmoniumError, HarmoniumWarning
+from harmonium.estimators.registry import ESTIMATORS, estimator_params
+from harmonium.estimators.workflow import MEASURES
 
 
 def _echo_json(obj) -> None:
@@ -78,147 +80,228 @@ def cli(ctx, debug):
     ctx.obj["debug"] = debug
 
 
+# -- fit: the model's options ------------------------------------------------------------------------
+# dest of the click option -> (flag, constructor argument); an option applies to the models whose estimator takes
+# the argument (read from the signatures of the registry's classes), any other parameter goes through --param.
+_MODEL_OPTIONS = {
+    "n_iter": ("--n-iter", "n_iter"),
+    "doc_topic_prior": ("--alpha", "doc_topic_prior"),
+    "topic_word_prior": ("--beta", "topic_word_prior"),
+    "inference": ("--inference", "inference"),
+    "batch_size": ("--batch-size", "batch_size"),
+    "sampler": ("--sampler", "sampler"),
+    "n_jobs": ("--n-jobs", "n_jobs"),
+    "burn_in": ("--burn-in", "burn_in"),
+    "thin": ("--thin", "thin"),
+    "optimize_interval": ("--optimize-interval", "optimize_interval"),
+    "learning_rate": ("--learning-rate", "learning_rate"),
+    "checkpoint": ("--checkpoint", "checkpoint_path"),
+    "checkpoint_every": ("--checkpoint-every", "checkpoint_every"),
+    "seed": ("--seed", "random_state"),
+    "seed_words": ("--seed-words", "seed_words"),
+    "seed_weight": ("--seed-weight", "seed_weight"),
+}
+_CLI_MODELS = [name for name, spec in ESTIMATORS.items() if spec.cli]
+
+
+def _parse_params(items) -> dict:
+    """--param NAME=VALUE (repeatable): VALUE as JSON when it is JSON (numbers, true, null, lists), else a string."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"expected NAME=VALUE (e.g. n_gibbs=5); got {item!r}.", param_hint="'--param'")
+        try:
+            out[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name.strip()] = value
+    return out
+
+
+def _model_params(model: str, size, options: dict, params: dict) -> dict:
+    """The constructor arguments of ``model`` from the fit command's options (a usage error for one it lacks)."""
+    spec = ESTIMATORS[model]
+    valid = set(estimator_params(model))
+    out = {}
+    if size is not None:
+        out[spec.size] = size
+    for dest, value in options.items():
+        if value is None:
+            continue
+        flag, param = _MODEL_OPTIONS[dest]
+        if param not in valid:
+            takers = [m for m in _CLI_MODELS if param in estimator_params(m)]
+            raise click.UsageError(f"{flag} applies to --model {'/'.join(takers)}, not to --model {model} "
+                                   f"({spec.cls}); its parameters: {', '.join(sorted(valid))} (--param NAME=VALUE).")
+        out[param] = value
+    for name, value in params.items():
+        if name not in valid:
+            raise click.UsageError(f"--param {name}: {spec.cls} (--model {model}) has no parameter {name!r}; its "
+                                   f"parameters: {', '.join(sorted(valid))}.")
+        out[name] = value
+    return out
+
+
+def _describe_heldout(res, measure: str) -> str:
+    """How a held-out number was computed, in words."""
+    if measure == "completion":
+        return "document completion: part of each document predicts the rest"
+    per = res.per_document
+    if res.method.startswith("left_to_right"):
+        return f"whole documents, left-to-right with {per.n_particles} particles"
+    if res.method.endswith(".ais"):
+        return f"whole documents, log Z by AIS with {per.n_particles} runs"
+    return f"whole documents, {res.method}"
+
+
+def _heldout_json(res, measure: str) -> dict:
+    out = {"measure": measure, "perplexity": res.perplexity, "log_likelihood": res.log_likelihood,
+           "n_tokens": res.n_tokens, "n_docs": res.n_docs}
+    if measure == "whole":
+        out.update(std_error=res.std_error, method=res.method, estimator=res.estimator,
+                   perplexity_interval=list(res.perplexity_interval))
+    return out
+
+
+def heldout_options(f):
+    """The options of the held-out score, shared by ``fit --test-size`` and ``evaluate``."""
+    f = click.option("--ais-temperatures", type=click.IntRange(min=1), default=1000, show_default=True,
+                     help="Harmoniums: AIS temperatures of log Z (the model's own setting: --ais-temperatures 14500; "
+                          "fewer are faster and biased low).")(f)
+    f = click.option("--ais-runs", type=click.IntRange(min=2), default=20, show_default=True,
+                     help="Harmoniums: AIS runs of log Z (the model's own setting: 100).")(f)
+    f = click.option("--particles", "n_particles", type=click.IntRange(min=1), default=20, show_default=True,
+                     help="LDA, HDP: left-to-right particles per document.")(f)
+    return click.option("--measure", type=click.Choice(MEASURES), default="whole", show_default=True,
+                        help="whole: per-word perplexity of whole held-out documents, the number every model "
+                             "reports (model.perplexity); completion: document completion (LDA, HDP).")(f)
+
+
 @cli.command()
 @click.argument("corpus")
 @corpus_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, help="Model file to write.")
-@click.option("-k", "--n-topics", type=int, default=20, show_default=True)
-@click.option("--n-iter", type=int, default=200, show_default=True,
-              help="Gibbs sweeps, VB or CVB0 iterations, or online VB passes.")
-@click.option("--alpha", "doc_topic_prior", type=float, default=0.1, show_default=True,
-              help="Dirichlet prior on theta.")
-@click.option("--beta", "topic_word_prior", type=float, default=0.01, show_default=True, help="Dirichlet prior on phi.")
-@click.option("--inference",
-              type=click.Choice(["collapsed_gibbs", "parallel_gibbs", "naive_gibbs", "vb", "online_vb", "cvb0"]),
-              default="collapsed_gibbs", show_default=True,
-              help="Gibbs samplers (seed 003) or variational inference: batch VB, online VB, CVB0 (seed 004).")
-@click.option("--batch-size", type=int, default=256, show_default=True, help="Documents per online VB mini-batch.")
-@click.option("--sampler", type=click.Choice(["sparse", "alias_mh", "plain"]), default="sparse", show_default=True,
-              help="How the collapsed samplers draw each topic (all exact).")
-@click.option("-j", "--n-jobs", type=int, default=1, show_default=True,
-              help="Threads for parallel_gibbs, the VB E-step and CVB0, and inference on the test documents.")
-@click.option("--burn-in", type=int, default=None, help="Sweeps before samples are averaged (default: n_iter // 2).")
-@click.option("--thin", type=int, default=5, show_default=True, help="Average every THIN-th sweep after burn-in.")
-@click.option("--optimize-interval", type=int, default=0, show_default=True,
-              help="Re-estimate alpha and beta (Minka's fixed point) every N sweeps; 0: never.")
+@click.option("-m", "--model", type=click.Choice(_CLI_MODELS), default="lda", show_default=True,
+              help="; ".join(f"{name}: {ESTIMATORS[name].summary}" for name in _CLI_MODELS) + ".")
+@click.option("-k", "--n-topics", "--n-hidden", "size", type=int, default=None,
+              help="Number of topics (lda; hdp: the initial number) or hidden units (harmoniums); default: the "
+                   "model's own (lda 10, hdp 10, rsm 50, ...).")
+@click.option("--n-iter", type=int, default=None,
+              help="Gibbs sweeps, VB or CVB0 iterations, online VB passes, or epochs (harmoniums).")
+@click.option("--alpha", "doc_topic_prior", type=float, default=None, help="lda: Dirichlet prior on theta (0.1).")
+@click.option("--beta", "topic_word_prior", type=float, default=None, help="lda, hdp: Dirichlet prior on phi (0.01).")
+@click.option("--inference", default=None,
+              help="lda: collapsed_gibbs (default), parallel_gibbs, naive_gibbs (seed 003), or variational inference: "
+                   "vb, online_vb, cvb0 (seed 004).")
+@click.option("--batch-size", type=int, default=None,
+              help="Documents per mini-batch (lda online VB: 256; harmoniums: 100).")
+@click.option("--sampler", default=None, help="lda, hdp: how the collapsed samplers draw each topic (all exact): "
+                                              "sparse (default), plain, ...")
+@click.option("-j", "--n-jobs", type=int, default=None,
+              help="lda: threads for parallel_gibbs, the VB E-step and CVB0, and inference on new documents.")
+@click.option("--burn-in", type=int, default=None, help="lda: sweeps before samples are averaged (n_iter // 2).")
+@click.option("--thin", type=int, default=None, help="lda: average every THIN-th sweep after burn-in (5).")
+@click.option("--optimize-interval", type=int, default=None,
+              help="lda: re-estimate alpha and beta (Minka's fixed point) every N sweeps (0: never).")
+@click.option("--learning-rate", type=float, default=None, help="Harmoniums: the CD learning rate.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Any other parameter of the model's estimator, e.g. --param n_gibbs=5 (repeatable; values as "
+                   "JSON: numbers, true/false, null, lists; else text).")
 @click.option("--test-size", type=float, default=0.0, show_default=True,
-              help="Hold out this fraction of documents and report their document-completion perplexity.")
+              help="Hold out this fraction of documents and report their held-out perplexity (see --measure).")
+@heldout_options
 @click.option("--seed", type=int, default=None, help="Random seed (default: fresh entropy, recorded in the model).")
 @click.option("--checkpoint", type=click.Path(dir_okay=False), default=None, help="Checkpoint file for long runs.")
-@click.option("--checkpoint-every", type=int, default=50, show_default=True)
+@click.option("--checkpoint-every", type=int, default=None, help="Iterations between checkpoints.")
 @click.option("--resume", is_flag=True, help="Continue from --checkpoint if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary to stdout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
-              help="Train on this Dask scheduler (e.g. tcp://host:8786): parallel_gibbs (AD-LDA), vb, online_vb. "
-                   "CORPUS may be an on-disk corpus directory, which the workers read themselves.")
+              help="Train on this Dask scheduler (e.g. tcp://host:8786): lda parallel_gibbs (AD-LDA), vb, online_vb; "
+                   "harmoniums. CORPUS may be an on-disk corpus directory, which the workers read themselves.")
 @click.option("--dask-local", type=click.IntRange(min=1), default=None, metavar="N",
               help="Start a Dask LocalCluster of N worker processes on 127.0.0.1 and train on it.")
 @click.option("--n-shards", type=click.IntRange(min=1), default=None,
               help="Shards of the corpus on the cluster (default: one per worker).")
-@click.option("--sync-every", type=click.IntRange(min=1), default=1, show_default=True,
-              help="AD-LDA on Dask: local sweeps between merges of the word-topic counts.")
+@click.option("--sync-every", type=click.IntRange(min=1), default=None,
+              help="AD-LDA on Dask: local sweeps between merges of the word-topic counts (1).")
 @click.option("--seed-words", type=click.Path(exists=True, dir_okay=False), default=None,
               callback=lambda ctx, param, value: _read_seed_words(value),
-              help='Seeded topics: a JSON file {"topic index": ["word", ...], ...}.')
-@click.option("--seed-weight", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Pseudo-counts given to each seed word in its topic (see --seed-words).")
-def fit(corpus, reader, n_docs, output, n_topics, n_iter, doc_topic_prior,
-        topic_word_prior, inference, batch_size, sampler, n_jobs, burn_in, thin, optimize_interval, test_size, seed,
-        checkpoint, checkpoint_every, resume, as_json, quiet, dask_address, dask_local, n_shards, sync_every,
-        seed_words, seed_weight):
-    """Fit LDA to CORPUS and save the model to OUTPUT."""
-    import contextlib
-
-    from harmonium.corpus import train_test_split
-    from harmonium.estimators import LDA
+              help='lda: seeded topics, a JSON file {"topic index": ["word", ...], ...}.')
+@click.option("--seed-weight", type=click.IntRange(min=1), default=None,
+              help="lda: pseudo-counts given to each seed word in its topic (10; see --seed-words).")
+def fit(corpus, reader, n_docs, output, model, size, params, test_size, measure, n_particles, ais_runs,
+        ais_temperatures, resume, as_json, quiet, dask_address, dask_local, n_shards, sync_every, **options):
+    """Fit a model (--model, default LDA) to CORPUS and save it to OUTPUT."""
+    from harmonium.estimators.registry import make_estimator
+    from harmonium.estimators.workflow import fit_and_score
     from harmonium.io import check_writable
+    from harmonium.parallel import dask_client
 
     if dask_address is not None and dask_local is not None:
         raise click.UsageError("give --dask ADDRESS or --dask-local N, not both.")
-    if resume and checkpoint is None:
+    if resume and options["checkpoint"] is None:
         raise click.UsageError("--resume needs --checkpoint FILE (the checkpoint to continue from).")
+    if measure == "completion" and ESTIMATORS[model].latent != "topics":
+        raise click.UsageError(f"--measure completion (document completion) applies to topic models "
+                               f"(lda, hdp), not to --model {model}; use --measure whole.")
+    est = make_estimator(model, **_model_params(model, size, options, _parse_params(params)))
+    spec = ESTIMATORS[model]
     check_writable(output)  # before the fit, not after it
-    if checkpoint is not None:
-        check_writable(checkpoint)
+    if options["checkpoint"] is not None:
+        check_writable(options["checkpoint"])
     distributed = dask_address is not None or dask_local is not None
-    ondisk = os.path.isfile(os.path.join(corpus, "manifest.json"))
-    if distributed and ondisk and not test_size and n_docs is None:
-        from harmonium.corpus.ondisk import open_ondisk_corpus
-
-        data, train_input = open_ondisk_corpus(corpus, verify=False), corpus  # the workers read the files
-    else:
-        if ondisk:
-            from harmonium.corpus.ondisk import open_ondisk_corpus
-
-            data = open_ondisk_corpus(corpus)
-            data = data[: min(n_docs, data.n_docs)] if n_docs is not None else data
-        else:
-            data = load_corpus(corpus, reader, n_docs=n_docs)
-        train_input = None
-    test = None
-    if test_size > 0:
-        data, test = train_test_split(data, test_size=test_size, random_state=0 if seed is None else seed)
-    if train_input is None:
-        data = train_input = data.drop_empty()
-    model = LDA(n_topics, doc_topic_prior=doc_topic_prior, topic_word_prior=topic_word_prior,
-                inference=inference, batch_size=batch_size, sampler=sampler, n_jobs=n_jobs, burn_in=burn_in, thin=thin,
-                optimize_interval=optimize_interval, n_iter=n_iter, checkpoint_path=checkpoint,
-                checkpoint_every=checkpoint_every, random_state=seed, seed_words=seed_words,
-                seed_weight=seed_weight)
-    with contextlib.ExitStack() as stack:
-        fit_kw = {}
-        if distributed:
-            try:
-                from distributed import Client, LocalCluster
-            except ImportError:
-                raise click.UsageError("--dask and --dask-local need Dask: pip install 'harmonium[dask]'.") from None
-            if dask_local is not None:
-                cluster = stack.enter_context(LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
-                                                           host="127.0.0.1", dashboard_address=None))
-                client = stack.enter_context(Client(cluster))
-            else:
-                client = stack.enter_context(Client(dask_address))
-            fit_kw = {"client": client, "n_shards": n_shards, "sync_every": sync_every}
-        existed = checkpoint is not None and os.path.exists(checkpoint)
-        with _Progress(n_iter, "Fitting LDA", enabled=not (quiet or as_json)) as progress:
-            model.fit(train_input, resume=resume, callback=progress, **fit_kw)
-    model.save(output)
-    resumed = getattr(model, "resumed_from_", None)  # the Dask drivers resume without setting it
+    data = load_corpus(corpus, reader, n_docs=n_docs, verify=not distributed)  # the workers check their shards
+    existed = options["checkpoint"] is not None and os.path.exists(options["checkpoint"])
+    with dask_client(dask_address, n_workers=dask_local) as client, \
+            _Progress(est.n_iter, f"Fitting {spec.cls}", enabled=not (quiet or as_json)) as progress:
+        split_seed = 0 if options["seed"] is None else options["seed"]
+        rep = fit_and_score(est, data, test_size=test_size, split_seed=split_seed, resume=resume, callback=progress,
+                            client=client, n_shards=n_shards,
+                            sync_every=sync_every, measure=measure, n_particles=n_particles, ais_runs=ais_runs,
+                            ais_temperatures=ais_temperatures)
+    est.save(output)
+    checkpoint, resumed = options["checkpoint"], rep.resumed_from  # the Dask drivers resume without resumed_from_
     if resume and resumed is not None:
-        click.echo(f"harmonium: resumed from checkpoint {checkpoint} at iteration {resumed} (seed {model.seed_})",
+        click.echo(f"harmonium: resumed from checkpoint {checkpoint} at iteration {resumed} (seed {est.seed_})",
                    err=True)
     elif resume:
         click.echo(f"harmonium: resumed from checkpoint {checkpoint}" if existed
                    else f"harmonium: no checkpoint at {checkpoint} yet; started a new run", err=True)
-    if train_input is corpus:  # on disk, never loaded here: the manifest has the count
-        with open(os.path.join(corpus, "manifest.json"), "rb") as f:
-            n_tokens = int(json.loads(f.read().decode("utf-8"))["n_tokens"])
-    else:
-        n_tokens = data.n_tokens
+    size_name = "n_topics" if spec.latent == "topics" else "n_hidden"
+    size_value = getattr(est, "n_topics_", None) or getattr(est, spec.size)
     summary = {
-        "model": os.fspath(output), "n_docs": data.n_docs, "n_words": data.n_words, "n_tokens": n_tokens,
-        "n_topics": n_topics, "n_iter": model.n_iter_, "seed": model.seed_,
-        "log_likelihood_per_token": model.trace_["log_likelihood_per_token"][-1],
-        "seconds": model.trace_["seconds"][-1], "resumed_from": resumed,
+        "model": os.fspath(output), "class": spec.cls, "n_docs": rep.n_docs, "n_words": rep.n_words,
+        "n_tokens": rep.n_tokens, size_name: size_value, "n_iter": est.n_iter_, "seed": est.seed_,
+        "log_likelihood_per_token": rep.last.get("log_likelihood_per_token"),
+        "reconstruction_error": rep.last.get("reconstruction_error"),
+        "seconds": rep.seconds, "resumed_from": resumed,
     }
-    if test is not None:
-        res = model.perplexity(test, random_state=0)
-        summary.update(test_docs=res.n_docs, test_tokens=res.n_tokens, heldout_perplexity=res.perplexity)
+    summary = {k: v for k, v in summary.items() if v is not None or k in ("resumed_from", "seconds")}
+    if rep.heldout is not None:
+        res = rep.heldout
+        summary.update(test_docs=res.n_docs, test_tokens=res.n_tokens, heldout_perplexity=res.perplexity,
+                       heldout_measure=measure, heldout=_heldout_json(res, measure))
     if as_json:
         _echo_json(summary)
-    else:
-        click.echo(f"Fitted LDA K={n_topics} on {summary['n_docs']} documents, {summary['n_tokens']} tokens, "
-                   f"V={summary['n_words']} in {summary['seconds']:.1f} s (seed {summary['seed']}"
-                   + (f"; resumed at iteration {resumed}, the time includes the run before" if resumed is not None
-                      else "") + ").")
+        return
+    seconds = "" if rep.seconds is None else f" in {rep.seconds:.1f} s"
+    what_size = "K" if spec.latent == "topics" else "hidden units"
+    click.echo(f"Fitted {spec.cls} {what_size}={size_value} on {rep.n_docs} documents, {rep.n_tokens} tokens, "
+               f"V={rep.n_words}{seconds} (seed {est.seed_}"
+               + (f"; resumed at iteration {resumed}, the time includes the run before" if resumed is not None
+                  else "") + ").")
+    if "log_likelihood_per_token" in rep.last:
         what = {"vb": "ELBO", "online_vb": "ELBO (mini-batch estimate)", "cvb0": "log p(w | theta, phi)"}
-        click.echo(f"Training {what.get(inference, 'log p(w, z)')} per token: "
-                   f"{summary['log_likelihood_per_token']:.4f}")
-        if test is not None:
-            click.echo(f"Held-out perplexity (document completion, {summary['test_docs']} documents, "
-                       f"{summary['test_tokens']} tokens): {summary['heldout_perplexity']:.1f}")
-        click.echo(f"Saved to {output}")
+        trained = what.get(getattr(est, "inference", None), "log p(w, z)" if model == "lda" else "log p(w | z)")
+        click.echo(f"Training {trained} per token: {rep.last['log_likelihood_per_token']:.4f}")
+    elif "reconstruction_error" in rep.last:
+        click.echo(f"Training reconstruction error: {rep.last['reconstruction_error']:.4f}")
+    if rep.heldout is not None:
+        res = rep.heldout
+        click.echo(f"Held-out perplexity ({_describe_heldout(res, measure)}; {res.n_docs} documents, "
+                   f"{res.n_tokens} tokens): {res.perplexity:.1f}")
+    click.echo(f"Saved to {output}")
 
 
 @cli.command()
@@ -226,11 +309,11 @@ def fit(corpus, reader, n_docs, output, n_topics, n_iter, doc_topic_prior,
 @click.option("-n", "--n-words", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def topics(model_path, n_words, as_json):
-    """Print the top words of every topic of MODEL."""
+    """Print the top words of every topic (or hidden unit) of MODEL."""
     from harmonium import load
+    from harmonium.report.data import top_words
 
-    model = load(model_path)
-    top = model.top_words(n_words)
+    top = top_words(load(model_path), n_words)
     if as_json:
         _echo_json([{"topic": k, "words": [w for w, _ in t], "probabilities": [p for _, p in t]}
                     for k, t in enumerate(top)])
@@ -244,21 +327,36 @@ def topics(model_path, n_words, as_json):
 @click.argument("corpus")
 @corpus_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write theta here (.npy or .csv); default: print CSV to stdout.")
-@click.option("--n-iter", type=click.IntRange(min=1), default=None, help="Gibbs sweeps per document.")
-@click.option("--seed", type=int, default=None)
+              help="Write theta (or the hidden units' means) here (.npy or .csv); default: print CSV to stdout.")
+@click.option("--n-iter", type=click.IntRange(min=1), default=None, help="LDA, HDP: Gibbs sweeps per document.")
+@click.option("--seed", type=int, default=None, help="LDA, HDP: seed of the sweeps.")
 @click.option("--json", "as_json", is_flag=True)
 def transform(model_path, corpus, reader, n_docs, output, n_iter, seed, as_json):
-    """Topic proportions theta of the documents of CORPUS under MODEL (words MODEL does not know are dropped)."""
+    """Topic proportions theta (or hidden-unit means) of the documents of CORPUS under MODEL.
+
+    Words MODEL does not know are dropped."""
+    import inspect
+
     from harmonium import load
+    from harmonium.estimators.registry import spec_of
     from harmonium.io import atomic_write_bytes, check_writable
 
     if output is not None:
         check_writable(output)
     model = load(model_path)
+    kw = {}
+    takes = inspect.signature(model.transform).parameters
+    for flag, key, value in (("--n-iter", "n_iter", n_iter), ("--seed", "random_state", seed)):
+        if value is not None:
+            if key not in takes:
+                raise click.UsageError(f"{flag} applies to Gibbs inference of topic proportions (LDA, HDP); "
+                                       f"{type(model).__name__}.transform is deterministic.")
+            kw[key] = value
     data = load_corpus(corpus, reader, vocabulary=model.vocabulary_, n_docs=n_docs)
-    theta = model.transform(data, n_iter=n_iter, random_state=seed)
+    theta = model.transform(data, **kw)
+    unit = "topic" if spec_of(type(model).__name__).latent == "topics" else "hidden"
     ids = data.doc_ids if data.doc_ids is not None else np.arange(data.n_docs).astype(str)
+    header = "doc_id," + ",".join(f"{unit}_{k}" for k in range(theta.shape[1]))
     if output is not None:
         if output.endswith(".npy"):
             import io as _io
@@ -267,14 +365,14 @@ def transform(model_path, corpus, reader, n_docs, output, n_iter, seed, as_json)
             np.save(buf, theta, allow_pickle=False)
             atomic_write_bytes(output, buf.getvalue())
         else:
-            lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
+            lines = [header]
             lines += [f"{i}," + ",".join(f"{v:.6g}" for v in row) for i, row in zip(ids, theta, strict=True)]
             atomic_write_bytes(output, ("\n".join(lines) + "\n").encode())
     if as_json:
         _echo_json({"n_docs": data.n_docs, "n_topics": int(theta.shape[1]), "output": output,
                     **({} if output else {"theta": theta.tolist(), "doc_ids": ids.tolist()})})
     elif output is None:
-        click.echo("doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1])))
+        click.echo(header)
         for i, row in zip(ids, theta, strict=True):
             click.echo(f"{i}," + ",".join(f"{v:.6g}" for v in row))
     else:
@@ -285,22 +383,32 @@ def transform(model_path, corpus, reader, n_docs, output, n_iter, seed, as_json)
 @click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
 @click.argument("corpus")
 @corpus_options
-@click.option("--observed-fraction", type=float, default=0.5, show_default=True,
-              help="Fraction of each document's tokens used to infer theta; the rest is scored.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the token split.")
+@heldout_options
+@click.option("--observed-fraction", type=float, default=None,
+              help="--measure completion: the fraction of each document's tokens that infers theta; the rest is "
+                   "scored (0.5).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the estimate (and the token split).")
 @click.option("--json", "as_json", is_flag=True)
-def evaluate(model_path, corpus, reader, n_docs, observed_fraction, seed, as_json):
-    """Held-out perplexity of MODEL on the documents of CORPUS (document completion)."""
+def evaluate(model_path, corpus, reader, n_docs, measure, n_particles, ais_runs, ais_temperatures, observed_fraction,
+             seed, as_json):
+    """Held-out perplexity of MODEL on the documents of CORPUS (whole documents; --measure completion: document
+    completion)."""
     from harmonium import load
+    from harmonium.estimators.workflow import heldout_perplexity
 
+    if observed_fraction is not None and measure != "completion":
+        raise click.UsageError("--observed-fraction applies to --measure completion (document completion).")
     model = load(model_path)
     data = load_corpus(corpus, reader, vocabulary=model.vocabulary_, n_docs=n_docs)
-    res = model.perplexity(data, observed_fraction=observed_fraction, random_state=seed)
+    res = heldout_perplexity(model, data, measure=measure, n_particles=n_particles, ais_runs=ais_runs,
+                             ais_temperatures=ais_temperatures,
+                             observed_fraction=0.5 if observed_fraction is None else observed_fraction,
+                             random_state=seed)
     if as_json:
-        _echo_json(res._asdict())
+        _echo_json(_heldout_json(res, measure))
     else:
-        click.echo(f"Held-out perplexity {res.perplexity:.2f} over {res.n_tokens} tokens in {res.n_docs} documents "
-                   f"(log-likelihood {res.log_likelihood:.1f}).")
+        click.echo(f"Held-out perplexity {res.perplexity:.2f} ({_describe_heldout(res, measure)}) over "
+                   f"{res.n_tokens} tokens in {res.n_docs} documents (log-likelihood {res.log_likelihood:.1f}).")
 
 
 @cli.command()
@@ -333,9 +441,12 @@ def info(path, reader, as_json):
            "vocabulary_size": None if m.get("vocabulary") is None else len(m["vocabulary"]),
            "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in mf.arrays.items()}}
     trace = m.get("trace") or {}
-    if trace.get("iteration"):
-        out["iterations"] = trace["iteration"][-1]
-        out["final_log_likelihood_per_token"] = trace.get("log_likelihood_per_token", [None])[-1]
+    steps = trace.get("iteration") or trace.get("epoch")
+    if steps:
+        out["iterations"] = steps[-1]
+        for key in ("log_likelihood_per_token", "reconstruction_error"):
+            if trace.get(key):
+                out[f"final_{key}"] = trace[key][-1]
     if as_json:
         _echo_json(out)
     else:
@@ -376,7 +487,7 @@ def main(argv=None) -> int:
             raise
         exc.show()
         return exc.exit_code
-    except (HarmoniumError, OSError, ValueError) as exc:
+    except (HarmoniumError, OSError, ValueError, ImportError) as exc:
         if debug:
             raise
         click.echo(f"harmonium: error: {cli_message(str(exc))}", err=True)

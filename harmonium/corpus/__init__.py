@@ -3,6 +3,7 @@
 from harmonium.corpus.corpus import Corpus, TokenStream
 from harmonium.corpus.formats import read_corpus, write_corpus
 from harmonium.corpus.interop import from_gensim, from_sklearn, to_gensim, to_sklearn
+from harmonium.corpus.load import load_corpus
 from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus
 from harmonium.corpus.splits import completion_split, train_test_split
 from harmonium.corpus.tokenizer import Tokenizer
@@ -17,6 +18,7 @@ __all__ = [
     "completion_split",
     "from_gensim",
     "from_sklearn",
+    "load_corpus",
     "open_ondisk_corpus",
     "read_corpus",
     "to_gensim",

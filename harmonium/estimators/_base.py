@@ -21,24 +21,15 @@ from harmonium._validation import check_is_fitted, validate_params
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
+from harmonium.estimators.registry import LAZY_ESTIMATORS
 from harmonium.io import check_writable, read_model_file, write_model_file
 
 logger = logging.getLogger("harmonium")
 
 _REGISTRY: dict[str, type] = {}
 
-# Estimators whose modules are imported on first use (``import harmonium`` stays light); ``load`` imports
-# the module that registers a class it has not seen yet.
-LAZY_ESTIMATORS: dict[str, str] = {
-    "EFH": "harmonium.estimators.efh",
-    "GBEFH": "harmonium.estimators.efh",
-    "DualWingHarmonium": "harmonium.estimators.efh",
-    "ReplicatedSoftmax": "harmonium.estimators.efh",
-    "RatePoisson": "harmonium.estimators.efh",
-    "HCRF": "harmonium.estimators.hcrf",
-    "BayesianEFH": "harmonium.estimators.bayesian_efh",
-    "HDP": "harmonium.estimators.hdp",
-}
+# LAZY_ESTIMATORS (class name -> module, imported on first use so that ``import harmonium`` stays light) comes from
+# the one table of estimators, harmonium.estimators.registry; ``load`` imports the module of a class it has not seen.
 
 
 def _plain(value):

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
 from harmonium.errors import CorpusError, InvalidParameterError, NotFittedError
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation._heldout import LogLikelihoodResult
 from harmonium.evaluation.partition import (
     PartitionEstimate,
@@ -93,7 +94,7 @@ def _fingerprint(xs) -> dict:
     return {"n_rows": int(xs[0].shape[0]), "shapes": [list(x.shape) for x in xs], "crc32": crc}
 
 
-class _HarmoniumEstimator(BaseEstimator):
+class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
     """Shared machinery: data coercion, CD / PCD fitting, transform, AIS likelihoods, files."""
 
     _fitted_attribute = "n_iter_"
@@ -431,20 +432,22 @@ class _HarmoniumEstimator(BaseEstimator):
         return PartitionEstimate(np.array([have[int(d)][0] for d in need]), np.array([have[int(d)][1] for d in need]),
                                  "ais", int(n_runs), need, None, None, int(n_t))
 
-    def log_likelihood_documents(self, corpus, *, features=None, random_state=0) -> LogLikelihoodResult:
+    def log_likelihood_documents(self, corpus, *, features=None, random_state=0, n_runs: int | None = None,
+                                 n_temperatures: int | None = None) -> LogLikelihoodResult:
         """log p(x_d) = -F(x_d) - log Z per document, log Z by AIS (the evaluation layer's hook).
 
         For count models log p is the probability of the document's word *sequence* (as LDA's
         held-out likelihood), log Z is estimated for every distinct document length, and the
         per-document standard errors are scaled so that they add up (in squares) to the error of
         the total: the error of log Z is shared (see :func:`~harmonium.evaluation.partition.
-        harmonium_log_likelihood`).
+        harmonium_log_likelihood`). ``n_runs`` and ``n_temperatures`` of the AIS runs default to the
+        estimator's ``n_ais_runs`` and ``n_temperatures``; fewer are faster and more biased (low).
         """
         self._check_fitted()
         where = f"{type(self).__name__}.log_likelihood_documents"
         xs, lengths, corp = self._coerce(corpus, features, where, fitting=False)
         lz = self.log_partition(lengths=None if lengths is None else np.rint(lengths).astype(np.int64),
-                                random_state=random_state)
+                                n_runs=n_runs, n_temperatures=n_temperatures, random_state=random_state)
         model = self.model_.with_params(self.model_.params, dtype=np.float64)
         xs64 = tuple(x.astype(np.float64) for x in xs)
         ll, se = harmonium_log_likelihood(model, xs64, lz)
@@ -684,8 +687,8 @@ class ReplicatedSoftmax(_HarmoniumEstimator):
     longer CD-1 runs raised the reconstruction quality but *lowered* the likelihood there
     (perplexity 752 after 20 epochs, 2,793 after 60; persistent CD 1,021), so monitor the AIS
     likelihood, not the reconstruction error.
-    :meth:`perplexity` is the paper's per-word held-out perplexity with log Z per document
-    length by AIS.
+    :meth:`perplexity` is the paper's per-word held-out perplexity of whole documents with log Z
+    per document length by AIS, the number every estimator's ``perplexity`` reports.
     """
 
     def __init__(self, n_hidden: int = 50, *, learning: str = "cd", n_gibbs: int = 1, mean_field: bool = False,
@@ -697,18 +700,6 @@ class ReplicatedSoftmax(_HarmoniumEstimator):
 
     def _architecture(self):
         return [("words", ReplicatedSoftmaxUnits())], BernoulliUnits(), True, set()
-
-    def perplexity(self, X, *, random_state=0):
-        """Held-out per-word perplexity exp(- sum_d log p(v_d) / sum_d D_d), log Z(D) by AIS.
-
-        Returns :class:`harmonium.evaluation.PerplexityResult` (the same as
-        ``harmonium.evaluation.perplexity(model, corpus)``).
-        """
-        from harmonium.evaluation.likelihood import perplexity
-
-        self._check_fitted()
-        corpus = as_corpus(X, f"{type(self).__name__}.perplexity", self.vocabulary_)
-        return perplexity(self, corpus, random_state=random_state)
 
 
 @register
@@ -737,5 +728,3 @@ class RatePoisson(_HarmoniumEstimator):
 
         hidden = BernoulliUnits() if self.hidden_trials == 1 else BinomialUnits(self.hidden_trials)
         return [("words", RatePoissonUnits())], hidden, False, set()
-
-    perplexity = ReplicatedSoftmax.perplexity

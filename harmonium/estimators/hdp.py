@@ -10,9 +10,10 @@ document, the finite model with K + 1 topics: the K used topics with prior
 weights alpha tau_k, and one "new topic" with weight alpha tau_u whose word
 distribution is the prior predictive 1/V of an empty topic (seed 002 §4: the
 (K + 1)-th state is the pool of all unused states). :meth:`HDP.predictive_topics`
-returns that (topic_word, alpha) pair; :meth:`HDP.perplexity` (document
-completion) and :meth:`HDP.log_likelihood_documents` (the hook of
-:func:`harmonium.evaluation.log_likelihood`, left-to-right) score it.
+returns that (topic_word, alpha) pair; :meth:`HDP.perplexity` (whole documents,
+left-to-right, through :meth:`HDP.log_likelihood_documents`, the hook of
+:func:`harmonium.evaluation.log_likelihood`) and :meth:`HDP.completion_perplexity`
+(document completion) score it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Opti
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import hdp_direct_assignment as da
 from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
@@ -59,7 +61,7 @@ class _Predictive:
 
 
 @register
-class HDP(BaseEstimator):
+class HDP(WholeDocumentPerplexity, BaseEstimator):
     """Hierarchical Dirichlet process topic model (Teh et al. 2006), fitted by direct-assignment Gibbs sampling.
 
     The number of topics is inferred: topics are created from the mass
@@ -375,23 +377,31 @@ class HDP(BaseEstimator):
         order = np.argsort(-self.topic_word_, axis=1, kind="stable")[:, :n]
         return [[(self.vocabulary_[int(w)], float(self.topic_word_[k, w])) for w in row] for k, row in enumerate(order)]
 
-    def perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
-        """Document-completion perplexity of held-out documents, scored by the same code as LDA."""
+    # perplexity(X): held-out perplexity of whole documents, the one every estimator reports (_perplexity.py)
+
+    def completion_perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
+        """Document-completion perplexity of held-out documents, scored by the same code as LDA's.
+
+        See :meth:`LDA.completion_perplexity <harmonium.estimators.LDA.completion_perplexity>`;
+        the topics are the K + 1 predictive ones (:meth:`predictive_topics`).
+        """
         self._check_is_fitted()
-        corpus = as_corpus(X, "HDP.perplexity", self.vocabulary_)
+        corpus = as_corpus(X, "HDP.completion_perplexity", self.vocabulary_)
         return document_completion(_Predictive(self), corpus, observed_fraction=observed_fraction,
                                    random_state=random_state)
 
-    def log_likelihood_documents(self, corpus, random_state=0):
+    def log_likelihood_documents(self, corpus, random_state=0, n_particles: int = 20, n_jobs: int = 1):
         """log p(w_d | model) per document by left-to-right over the K + 1 predictive topics.
 
-        The hook of :func:`harmonium.evaluation.log_likelihood` (``method="auto"``).
+        The hook of :func:`harmonium.evaluation.log_likelihood` (``method="auto"``), hence
+        of :meth:`perplexity`; ``n_particles`` and ``n_jobs`` as for LDA.
         """
         from harmonium.evaluation.left_to_right import left_to_right
 
         self._check_is_fitted()
         corpus = as_corpus(corpus, "HDP.log_likelihood_documents", self.vocabulary_)
-        return left_to_right(self.predictive_topics(), corpus, random_state=random_state)
+        return left_to_right(self.predictive_topics(), corpus, n_particles=n_particles, random_state=random_state,
+                             n_jobs=n_jobs)
 
     # -- persistence -------------------------------------------------------------------
     def _state_for_file(self):

@@ -28,6 +28,7 @@ from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
 from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
 from harmonium.inference.mcmc import lda_naive_gibbs as ngs
@@ -57,7 +58,7 @@ def _fingerprint(corpus: Corpus) -> dict:
 
 
 @register
-class LDA(BaseEstimator):
+class LDA(WholeDocumentPerplexity, BaseEstimator):
     """Latent Dirichlet allocation (Blei, Ng & Jordan 2003) fitted by Gibbs sampling or variational inference.
 
     Parameters
@@ -509,10 +510,19 @@ class LDA(BaseEstimator):
         order = np.argsort(-self.topic_word_, axis=1, kind="stable")[:, :n]
         return [[(self.vocabulary_[int(w)], float(self.topic_word_[k, w])) for w in row] for k, row in enumerate(order)]
 
-    def perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
-        """Document-completion perplexity on held-out documents ``X`` (see :mod:`harmonium.evaluation`)."""
+    # perplexity(X): held-out perplexity of whole documents, the one every estimator reports (_perplexity.py)
+
+    def completion_perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
+        """Document-completion perplexity of held-out documents ``X`` (Wallach et al. 2009 §4; Rosen-Zvi et al. 2004).
+
+        Each document's tokens are split (``observed_fraction`` observed, seeded by
+        ``random_state``); theta is inferred from the observed part with the topics
+        fixed and the rest is scored (:func:`harmonium.evaluation.document_completion`).
+        Not the number :meth:`perplexity` gives (whole documents); lower, since a part
+        of each document is given.
+        """
         self._check_is_fitted()
-        corpus = as_corpus(X, "LDA.perplexity", self.vocabulary_)
+        corpus = as_corpus(X, "LDA.completion_perplexity", self.vocabulary_)
         return document_completion(self, corpus, observed_fraction=observed_fraction, random_state=random_state)
 
     @property

@@ -63,7 +63,11 @@ class PerplexityResult(NamedTuple):
     n_tokens, n_docs : int
         Tokens and non-empty documents scored.
     method : str
+        How log p(w_d) was estimated: ``"left_to_right"``, ``"ReplicatedSoftmax.ais"``, ...
     per_document : LogLikelihoodResult
+    estimator : str or None
+        The class of the model scored (``"LDA"``, ``"HDP"``, ``"ReplicatedSoftmax"``); None for a
+        bare (topic_word, alpha) pair or array.
     """
 
     perplexity: float
@@ -73,6 +77,7 @@ class PerplexityResult(NamedTuple):
     n_docs: int
     method: str
     per_document: LogLikelihoodResult
+    estimator: str | None = None
 
     @property
     def perplexity_interval(self) -> tuple[float, float]:
@@ -100,13 +105,29 @@ def exact_log_likelihood(model, corpus, *, alpha=None, max_states: int = 20_000_
     return LogLikelihoodResult(est, np.zeros(corpus.n_docs), corpus.doc_lengths, "exact", 0)
 
 
-def _from_model_hook(model, corpus, random_state) -> LogLikelihoodResult:
+def _takes(fn, name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _from_model_hook(model, corpus, random_state, options) -> LogLikelihoodResult:
     fn = model.log_likelihood_documents
     try:
-        accepts_seed = "random_state" in inspect.signature(fn).parameters
+        accepted = set(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
-        accepts_seed = False
-    out = fn(corpus, random_state=random_state) if accepts_seed else fn(corpus)
+        accepted = set()
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise InvalidParameterError(
+            f"log_likelihood: {type(model).__name__}.log_likelihood_documents takes no option {unknown[0]!r}; "
+            f"it takes {sorted(accepted - {'corpus', 'self'})}."
+        )
+    kw = dict(options)
+    if "random_state" in accepted:
+        kw["random_state"] = random_state
+    out = fn(corpus, **kw)
     if isinstance(out, LogLikelihoodResult):
         return out
     if isinstance(out, tuple) and len(out) == 2:
@@ -153,7 +174,10 @@ def log_likelihood(
     n_jobs : int, default 1
     **options
         Passed on: ``combine``, ``resample`` (left-to-right); ``n_iter``
-        (IS-IP); ``n_temperatures`` (annealed); ``max_states`` (exact).
+        (IS-IP); ``n_temperatures`` (annealed); ``max_states`` (exact); under
+        ``"auto"`` to the model's ``log_likelihood_documents`` (e.g. ``n_runs``
+        and ``n_temperatures`` of the harmoniums' AIS), which also gets
+        ``n_particles`` and ``n_jobs`` when it takes them (HDP).
 
     Returns
     -------
@@ -178,7 +202,11 @@ def log_likelihood(
     has_topics = hasattr(model, "topic_word_") or isinstance(model, (tuple, np.ndarray))
     if method == "auto":
         if hasattr(model, "log_likelihood_documents"):
-            return _from_model_hook(model, corpus, random_state)
+            # n_particles and n_jobs reach a hook that takes them (HDP's left-to-right); others must leave them be
+            for name, value, default in (("n_particles", n_particles, 20), ("n_jobs", n_jobs, 1)):
+                if value != default or _takes(model.log_likelihood_documents, name):
+                    options = {name: value, **options}
+            return _from_model_hook(model, corpus, random_state, options)
         method = "left_to_right"
     if not has_topics:
         raise InvalidParameterError(
@@ -199,7 +227,17 @@ def perplexity(model, corpus, **kwargs) -> PerplexityResult:
     """Held-out perplexity exp(- sum_d log p(w_d) / sum_d N_d) of whole test documents.
 
     Takes the arguments of :func:`log_likelihood`. Score every model on the
-    same test documents (one ``train_test_split`` seed) to compare them.
+    same test documents (one ``train_test_split`` seed) to compare them. Every
+    estimator's ``.perplexity(X)`` returns this (the one yardstick), with the
+    estimator's class in ``estimator``; document completion, a different
+    number, is ``.completion_perplexity(X)`` on the topic models.
+
+    For count models (LDA, HDP, Replicated Softmax) log p(w_d) is the
+    probability of the document's word sequence, so their numbers compare
+    with each other. Harmoniums of word occurrences (EFH, GB-EFH, the dual-wing
+    harmonium) score the binary occurrence vector (and the density of the
+    features) divided by the same token count: comparable within such a model
+    family only.
     """
     if not isinstance(corpus, Corpus):
         raise CorpusError(f"perplexity expects a harmonium Corpus; got {type(corpus).__name__}.")
@@ -215,6 +253,7 @@ def perplexity(model, corpus, **kwargs) -> PerplexityResult:
         n_docs=int(np.count_nonzero(res.n_tokens)),
         method=res.method,
         per_document=res,
+        estimator=None if isinstance(model, (tuple, np.ndarray)) else type(model).__name__,
     )
 
 

@@ -28,7 +28,7 @@ from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import as_corpus
 from harmonium.evaluation.diagnostics import ess_bulk, rhat
 
-__all__ = ["classical_mds", "js_distances", "relevance_candidates", "report_data", "topic_distributions"]
+__all__ = ["classical_mds", "js_distances", "relevance_candidates", "report_data", "top_words", "topic_distributions"]
 
 
 def _softmax_columns(b: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -52,6 +52,20 @@ def topic_distributions(model) -> tuple[np.ndarray, str]:
         return _softmax_columns(b, W), "harmonium"
     raise InvalidParameterError(f"The report needs a fitted topic model (topic_word_) or harmonium (model_); got "
                                 f"{type(model).__name__}.")
+
+
+def top_words(model, n: int = 10) -> list[list[tuple[str, float]]]:
+    """The ``n`` most probable words of every topic or hidden unit, as (term, probability) pairs.
+
+    Topic models: phi_k (``topic_word_``). Harmoniums: the word distribution
+    softmax(b + W_:j) of the first wing with only unit j on (:func:`topic_distributions`).
+    Words are ``vocabulary_`` terms, or ``"w<id>"`` for a model fitted on a bare matrix.
+    """
+    phi, _ = topic_distributions(model)
+    vocab = getattr(model, "vocabulary_", None)
+    order = np.argsort(-phi, axis=1, kind="stable")[:, :n]
+    term = (lambda w: vocab[w]) if vocab is not None else (lambda w: f"w{w}")
+    return [[(term(int(w)), float(phi[k, w])) for w in row] for k, row in enumerate(order)]
 
 
 def js_distances(phi: np.ndarray) -> np.ndarray:

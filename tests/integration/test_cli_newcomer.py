@@ -50,7 +50,7 @@ def test_a_corpus_without_a_known_word_is_one_error_line(fitted, tmp_path, capsy
 def test_unknown_words_are_one_warning_line(fitted, tmp_path, capsys, command):
     half = _tsv(tmp_path / "half.tsv", ["apple zebra banana", "yak cherry date apple"])  # 2 of 7 unknown
     args = {"transform": ("transform", fitted, half),
-            "evaluate": ("evaluate", fitted, half, "--observed-fraction", 0.5),
+            "evaluate": ("evaluate", fitted, half, "--measure", "completion", "--observed-fraction", 0.5),
             "report": ("report", fitted, "-o", tmp_path / "r.html", "-c", half)}[command]
     code, out, err = run(capsys, *args)
     assert code == 0, err

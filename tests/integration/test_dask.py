@@ -154,7 +154,7 @@ def _mean_perplexity(split, seeds, **fit_kw):
     train, test = split
     inference = "parallel_gibbs" if fit_kw else "collapsed_gibbs"
     return float(np.mean([LDA(10, n_iter=100, inference=inference, random_state=s).fit(train, **fit_kw)
-                          .perplexity(test).perplexity for s in seeds]))
+                          .completion_perplexity(test).perplexity for s in seeds]))
 
 
 @pytest.mark.slow

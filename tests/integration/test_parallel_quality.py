@@ -25,7 +25,7 @@ def split():
 
 def _mean_perplexity(split, **kw):
     train, test = split
-    return np.mean([harmonium.LDA(20, n_iter=100, random_state=s, **kw).fit(train).perplexity(test).perplexity
+    return np.mean([harmonium.LDA(20, n_iter=100, random_state=s, **kw).fit(train).completion_perplexity(test).perplexity
                     for s in (0, 1)])
 
 

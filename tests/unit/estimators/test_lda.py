@@ -52,7 +52,7 @@ def test_recovers_quality_of_true_topics():
 
     from harmonium.evaluation import document_completion
 
-    fitted = m.perplexity(test).perplexity
+    fitted = m.completion_perplexity(test).perplexity
     oracle = document_completion(Oracle(), test).perplexity
     assert fitted < 1.05 * oracle
     assert fitted < 0.5 * corpus.n_words  # far better than a uniform model

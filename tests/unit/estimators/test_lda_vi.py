@@ -45,7 +45,7 @@ def test_fits_close_to_the_generating_topics(split, inference):
 
     from harmonium.evaluation import document_completion
 
-    fitted = m.perplexity(test).perplexity
+    fitted = m.completion_perplexity(test).perplexity
     oracle = document_completion(Oracle(), test).perplexity
     assert fitted < 1.06 * oracle
     if inference == "online_vb":

@@ -76,7 +76,9 @@ def _entry_points(name):
     """(label, call(model, corpus)) for every method of ``name`` that scores new documents."""
     calls = [("transform", lambda m, c: m.transform(c))]
     if name in ("LDA", "HDP"):
-        calls.append(("perplexity", lambda m, c: m.perplexity(c, observed_fraction=0.5, random_state=0)))
+        calls.append(("perplexity", lambda m, c: m.perplexity(c, n_particles=2, random_state=0)))
+        calls.append(("completion_perplexity",
+                      lambda m, c: m.completion_perplexity(c, observed_fraction=0.5, random_state=0)))
         calls.append(("document_completion", _document_completion))
     if name in ("LDA", "HDP", "ReplicatedSoftmax"):
         calls.append(("report_data", _report_data))
