@@ -17,7 +17,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from harmonium._validation import check_is_fitted, validate_params
+from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, check_is_fitted, validate_params
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
@@ -40,6 +40,14 @@ LAZY_ESTIMATORS: dict[str, str] = {
     "BayesianEFH": "harmonium.estimators.bayesian_efh",
     "HDP": "harmonium.estimators.hdp",
 }
+
+
+FIT_LOOP_CONSTRAINTS = {
+    "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
+    "checkpoint_every": [Interval("int", 1, None)],
+    "random_state": [RANDOM_STATE],
+}
+"""The constraints of the parameters every checkpointed fit shares (spread into ``_parameter_constraints``)."""
 
 
 def _plain(value):

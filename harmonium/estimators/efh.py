@@ -14,16 +14,15 @@ harmonium's features) come from ``features=`` or the Corpus's ``features``.
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium._validation import NONE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import fingerprint_arrays
 from harmonium.errors import CorpusError, InvalidParameterError, NotFittedError
-from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.evaluation._heldout import LogLikelihoodResult
 from harmonium.evaluation.partition import (
     PartitionEstimate,
@@ -65,9 +64,7 @@ _COMMON_CONSTRAINTS = {
     "n_ais_runs": [Interval("int", 2, None)],
     "n_temperatures": [Interval("int", 1, None)],
     "evaluate_every": [Interval("int", 0, None)],
-    "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
-    "checkpoint_every": [Interval("int", 1, None)],
-    "random_state": [RANDOM_STATE],
+    **FIT_LOOP_CONSTRAINTS,
 }
 _MONITOR_ROWS = 1000
 

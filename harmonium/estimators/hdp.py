@@ -17,14 +17,12 @@ completion) and :meth:`HDP.log_likelihood_documents` (the hook of
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium._validation import InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
-from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import hdp_direct_assignment as da
 from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
@@ -152,9 +150,7 @@ class HDP(BaseEstimator):
         "n_iter": [Interval("int", 1, None)],
         "evaluate_every": [Interval("int", 1, None)],
         "n_transform_iter": [Interval("int", 1, None)],
-        "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
-        "checkpoint_every": [Interval("int", 1, None)],
-        "random_state": [RANDOM_STATE],
+        **FIT_LOOP_CONSTRAINTS,
     }
 
     def __init__(

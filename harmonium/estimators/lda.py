@@ -21,11 +21,11 @@ import os
 
 import numpy as np
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium._validation import NONE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
-from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
 from harmonium.inference.mcmc import lda_naive_gibbs as ngs
@@ -205,9 +205,7 @@ class LDA(BaseEstimator):
         "tol": [Interval("real", 0, None, "left")],
         "seed_words": [NONE, InstanceOf((dict, list, tuple), "a dict {topic: [word, ...]} or a list of word lists")],
         "seed_weight": [Interval("int", 1, None)],
-        "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
-        "checkpoint_every": [Interval("int", 1, None)],
-        "random_state": [RANDOM_STATE],
+        **FIT_LOOP_CONSTRAINTS,
     }
 
     def __init__(
