@@ -8,6 +8,7 @@ Samplers work on the *token stream*: for document d its tokens are
 from __future__ import annotations
 
 import warnings
+import zlib
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -86,6 +87,21 @@ def _as_csr_counts(counts, where: str) -> sp.csr_matrix:
         m = m.copy()
         m.eliminate_zeros()
     return _canonical_csr(m.data, m.indices, m.indptr, m.shape)
+
+
+def _crc32(arrays, crc: int = 0) -> int:
+    """CRC-32 of the bytes of ``arrays`` in turn."""
+    for a in arrays:
+        crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
+    return crc
+
+
+def fingerprint_arrays(xs) -> dict:
+    """Row count, shapes and CRC-32 of per-wing arrays (dense or scipy CSR): a harmonium checkpoint's ``data``."""
+    crc = 0
+    for x in xs:
+        crc = _crc32((x.indptr, x.indices, x.data) if sp.issparse(x) else (x,), crc)
+    return {"n_rows": int(xs[0].shape[0]), "shapes": [list(x.shape) for x in xs], "crc32": crc}
 
 
 def index_dtype(nnz: int, n_cols: int):
@@ -256,6 +272,68 @@ class Corpus:
             np.cumsum(self.doc_lengths, out=row_tokens[1:])
             self._tokens = TokenStream(row_tokens, words)
         return self._tokens
+
+    # -- identity -----------------------------------------------------------
+    def fingerprint(self, of: str = "counts", *, labels: bool = False) -> dict:
+        """Sizes and a CRC-32 that tell this corpus from another: what a checkpoint stores to refuse other data.
+
+        Parameters
+        ----------
+        of : {"counts", "tokens", "lengths"}, default "counts"
+            What the CRC covers. ``"counts"``: the CSR arrays (indptr as
+            int64, indices, data), read block by block so that an on-disk
+            corpus is never loaded whole; keys ``n_docs``, ``n_words``,
+            ``n_tokens``, ``nnz``, ``crc32``. This is what every estimator's
+            checkpoint stores. ``"tokens"``: the token stream (doc_ptr, words);
+            keys ``n_docs``, ``n_words``, ``n_tokens``, ``crc32``: the form in
+            LDA's Gibbs and HDP checkpoints written before the counts form, still
+            read on resume (:meth:`fingerprint_like`). ``"lengths"``: indptr
+            only, the cheap check of a distributed run over an on-disk corpus
+            of any size; keys ``n_docs``, ``n_words``, ``nnz``, ``indptr_crc32``.
+        labels : bool, default False
+            Also fold the document labels (as text) into the CRC (``"counts"`` only).
+
+        Returns
+        -------
+        dict
+            JSON values only; two corpora with equal counts give equal dicts.
+        """
+        m = self._counts
+        indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)
+        if of == "lengths":
+            return {"n_docs": self.n_docs, "n_words": self.n_words, "nnz": int(indptr[-1]),
+                    "indptr_crc32": zlib.crc32(indptr.view(np.uint8))}
+        if of == "tokens":
+            ts = self.tokens()
+            crc = _crc32((ts.doc_ptr, ts.words))
+            return {"n_docs": self.n_docs, "n_words": self.n_words, "n_tokens": int(ts.words.shape[0]), "crc32": crc}
+        if of != "counts":
+            raise ValueError(f"Corpus.fingerprint: 'of' must be 'counts', 'tokens' or 'lengths'; got {of!r}.")
+        from harmonium.corpus.ondisk import release_pages  # ondisk imports this module
+
+        crc = _crc32((indptr,))
+        block = 1 << 22
+        for arr in (m.indices, m.data):
+            for lo in range(0, arr.shape[0], block):
+                crc = zlib.crc32(np.ascontiguousarray(arr[lo:lo + block]).view(np.uint8), crc)
+            release_pages(arr)
+        if labels and self.labels is not None:
+            crc = zlib.crc32("\x00".join(map(str, self.labels)).encode(), crc)
+        return {"n_docs": self.n_docs, "n_words": self.n_words, "n_tokens": int(self.n_tokens),
+                "nnz": int(indptr[-1]), "crc32": crc}
+
+    def fingerprint_like(self, saved) -> dict:
+        """This corpus's :meth:`fingerprint` in the form of ``saved`` (one read from a checkpoint).
+
+        A checkpoint written before the counts form holds the tokens form (no
+        ``nnz``) or the lengths form (``indptr_crc32``); comparing like with like
+        lets such checkpoints resume.
+        """
+        if isinstance(saved, dict) and "indptr_crc32" in saved:
+            return self.fingerprint("lengths")
+        if isinstance(saved, dict) and "crc32" in saved and "nnz" not in saved:
+            return self.fingerprint("tokens")
+        return self.fingerprint("counts")
 
     def document(self, d: int) -> list[tuple[str, int]]:
         """Document d as (term, count) pairs."""

@@ -17,11 +17,12 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from harmonium._validation import check_is_fitted, validate_params
+from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, check_is_fitted, validate_params
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
 from harmonium.estimators.registry import LAZY_ESTIMATORS
+from harmonium.inference.recorder import Recorder
 from harmonium.io import check_writable, read_model_file, write_model_file
 
 logger = logging.getLogger("harmonium")
@@ -30,6 +31,14 @@ _REGISTRY: dict[str, type] = {}
 
 # LAZY_ESTIMATORS (class name -> module, imported on first use so that ``import harmonium`` stays light) comes from
 # the one table of estimators, harmonium.estimators.registry; ``load`` imports the module of a class it has not seen.
+
+
+FIT_LOOP_CONSTRAINTS = {
+    "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
+    "checkpoint_every": [Interval("int", 1, None)],
+    "random_state": [RANDOM_STATE],
+}
+"""The constraints of the parameters every checkpointed fit shares (spread into ``_parameter_constraints``)."""
 
 
 def _plain(value):
@@ -110,6 +119,59 @@ class BaseEstimator:
 
     def _check_is_fitted(self) -> None:
         check_is_fitted(self, self._fitted_attribute)
+
+    # -- the fit loop: one recorder for every estimator -----------------------------
+    _checkpoint_data = "corpus"  # the checkpoint extra that holds the data's fingerprint
+    _resume_missing: dict = {}  # parameter -> its value in checkpoints written before it was recorded
+
+    def _validate_fit(self, resume: bool) -> None:
+        """``_validate_params``, and ``resume=True`` needs ``checkpoint_path``; clears ``resumed_from_``."""
+        self._validate_params()
+        self.resumed_from_ = None
+        if resume and self.checkpoint_path is None:
+            raise InvalidParameterError(f"{type(self).__name__}.fit(resume=True) needs checkpoint_path to be set.")
+
+    def _recorder(self, trace_keys, *, resume: bool, callback, corpus=None, fingerprint: dict | None = None,
+                  n_iter: int | None = None) -> Recorder:
+        """The :class:`~harmonium.inference.recorder.Recorder` of this fit, begun: fresh or resumed and checked.
+
+        The data are ``corpus`` (fingerprinted by :meth:`Corpus.fingerprint`) or
+        ``fingerprint`` given. Sets ``seed_`` (and ``resumed_from_`` on resume).
+        """
+        if fingerprint is None:
+            fingerprint = corpus.fingerprint()
+        rec = Recorder(type(self).__name__, self.n_iter if n_iter is None else n_iter, trace_keys,
+                       params=self._json_params(), fingerprint=fingerprint, data_key=self._checkpoint_data,
+                       checkpoint_path=self.checkpoint_path, checkpoint_every=self.checkpoint_every,
+                       evaluate_every=self.evaluate_every, callback=callback)
+        rec.begin(self.random_state, resume=resume,
+                  check=lambda ckpt: self._check_checkpoint(ckpt, fingerprint, corpus))
+        self.seed_ = rec.seed
+        return rec
+
+    def _finish_fit(self, rec: Recorder, last_iteration: int) -> None:
+        """The attributes every fit ends with: ``trace_``, ``rng_state_``, ``n_iter_``."""
+        self.trace_ = rec.trace
+        self.rng_state_ = rec.rng.bit_generator.state
+        self.n_iter_ = last_iteration
+
+    def _resume_params(self, ckpt) -> tuple:
+        """The hyperparameters a checkpoint must share with this estimator to be resumed (subclasses)."""
+        raise NotImplementedError
+
+    def _check_checkpoint(self, ckpt, fingerprint: dict, corpus=None) -> None:
+        """:meth:`_check_resume` with :meth:`_resume_params` and the checkpoint's data fingerprint.
+
+        With ``corpus``, the fingerprint compared is the corpus's in the
+        checkpoint's own form (:meth:`Corpus.fingerprint_like`), so that
+        checkpoints written before the current form still resume.
+        """
+        saved = ckpt.extra.get(self._checkpoint_data)
+        if corpus is not None:
+            fingerprint = corpus.fingerprint_like(saved)
+        data = "corpus" if self._checkpoint_data == "corpus" else self._checkpoint_data
+        self._check_resume(ckpt, self._resume_params(ckpt), fingerprint, saved, data=data,
+                           missing=self._resume_missing)
 
     # -- resuming from a checkpoint ------------------------------------------------
     def _check_resume(self, ckpt, params, fingerprint: dict, saved_fingerprint, *, data: str = "corpus",

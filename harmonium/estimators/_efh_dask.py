@@ -28,8 +28,7 @@ import numpy as np
 
 from harmonium.corpus.ondisk import open_ondisk_corpus
 from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
-from harmonium.estimators._lda_dask import _fingerprint as corpus_fingerprint
-from harmonium.estimators._lda_dask import _ondisk_path
+from harmonium.estimators._lda_dask import _ondisk_path, ondisk_fingerprint
 from harmonium.inference.learning import cd
 from harmonium.inference.learning import cd_dask as cdd
 from harmonium.io import load_checkpoint, save_checkpoint
@@ -130,7 +129,7 @@ def _fit(est, run: ShardedRun, path: str, resume: bool, callback):
     for o in opened[1:]:
         col_sums += o[2]
     means = [col_sums / n_rows]
-    fingerprint = {**corpus_fingerprint(path), "n_shards": P}
+    fingerprint = {**ondisk_fingerprint(path), "n_shards": P}
     model0 = est._new_model((_Shape(n_rows, col_sums.shape[0]),))
     learn = model0.learnable()
     n_batches = -(-max(rows) // batch_rows)

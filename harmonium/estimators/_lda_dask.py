@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-import zlib
 
 import numpy as np
 
@@ -53,11 +52,9 @@ def _ondisk_path(X, tmp_holder: list, where: str = "LDA.fit") -> str:
     return tmp
 
 
-def _fingerprint(path: str) -> dict:
-    corpus = open_ondisk_corpus(path, verify=False)
-    indptr = np.ascontiguousarray(corpus.counts.indptr, dtype=np.int64)
-    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "nnz": int(indptr[-1]),
-            "indptr_crc32": zlib.crc32(indptr.view(np.uint8))}
+def ondisk_fingerprint(path: str) -> dict:
+    """:meth:`Corpus.fingerprint` ``("lengths")`` of the on-disk corpus at ``path`` (indptr only: cheap at any size)."""
+    return open_ondisk_corpus(path, verify=False).fingerprint("lengths")
 
 
 def _check(est, client, n_shards, sync_every) -> int:
@@ -92,7 +89,7 @@ def fit(est, X, client, *, n_shards=None, sync_every: int = 1, resume: bool = Fa
         else:
             from harmonium.estimators._lda_dask_vb import fit_vb
 
-            fit_vb(est, run, path, _fingerprint(path), resume, callback, doc_topic)
+            fit_vb(est, run, path, ondisk_fingerprint(path), resume, callback, doc_topic)
         est.dask_stats_["peak_rss_bytes"] = run.peak_rss()
     finally:
         run.close()
@@ -107,7 +104,7 @@ def _fit_adlda(est, run: ShardedRun, path: str, sync_every: int, resume: bool, c
     corpus = open_ondisk_corpus(path, verify=False)
     V, K = corpus.n_words, est.n_topics
     model = make_model(K, V, est.doc_topic_prior, est.topic_word_prior)
-    fingerprint = _fingerprint(path)
+    fingerprint = ondisk_fingerprint(path)
     params = {**est._json_params(), "n_shards": run.n_shards, "sync_every": sync_every}
     driver = ADLDADriver(run, model, K, sync_every=sync_every, checkpoint_path=est.checkpoint_path, params=params,
                          fingerprint=fingerprint)

@@ -16,48 +16,38 @@ as the Gibbs path of :mod:`harmonium.estimators.lda`:
 
 from __future__ import annotations
 
-import os
 import time
-import zlib
 
 import numpy as np
 
 from harmonium.corpus.ondisk import release_pages
 from harmonium.errors import InvalidParameterError
-from harmonium.inference.run import run
 from harmonium.inference.vi import lda_vb as vb
-from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.models.directed.lda import make_model
 from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
 from harmonium.parallel.seeds import check_random_state, generator_from_state
 
 VI_INFERENCE = ("vb", "cvb0", "online_vb")
-_TRACE_KEYS = ("iteration", "elbo", "log_likelihood_per_token", "change", "seconds", "alpha_sum", "beta")
+TRACE_KEYS = ("iteration", "elbo", "log_likelihood_per_token", "change", "seconds", "alpha_sum", "beta")
 _RELEASE_EVERY = 64  # mini-batches between releases of a memory-mapped corpus's pages
 RESTART_ITERATIONS = 10  # batch VB: E-steps that restart gamma before warm starts (docs/ARCHITECTURE.md)
 
 
-def fingerprint(corpus) -> dict:
-    """Size and CRC-32 of the CSR arrays, read block by block (an on-disk corpus is never loaded whole)."""
-    m = corpus.counts
-    crc = zlib.crc32(np.ascontiguousarray(m.indptr, dtype=np.int64).view(np.uint8))
-    block = 1 << 22
-    for arr in (m.indices, m.data):
-        for lo in range(0, arr.shape[0], block):
-            crc = zlib.crc32(np.ascontiguousarray(arr[lo:lo + block]).view(np.uint8), crc)
-        release_pages(arr)
-    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "nnz": int(m.indices.shape[0]),
-            "n_tokens": int(corpus.n_tokens), "crc32": crc}
-
-
 def _new_trace() -> dict:
-    return {k: [] for k in _TRACE_KEYS}
+    return {k: [] for k in TRACE_KEYS}
+
+
+def _row(it, elbo, per_token, change, model) -> dict:
+    """A trace row (without ``seconds``, which the recorder adds)."""
+    return {"iteration": it, "elbo": elbo, "log_likelihood_per_token": per_token, "change": change,
+            "alpha_sum": float(model.alpha.sum()), "beta": float(model.beta)}
 
 
 def _record(trace, it, elbo, per_token, change, t0, model) -> None:
-    for key, value in zip(_TRACE_KEYS, (it, elbo, per_token, change, time.perf_counter() - t0,
-                                        float(model.alpha.sum()), float(model.beta)), strict=True):
-        trace[key].append(value)
+    """Append a trace row outside a recorder (``partial_fit``, the distributed runs)."""
+    row = {**_row(it, elbo, per_token, change, model), "seconds": time.perf_counter() - t0}
+    for key in TRACE_KEYS:
+        trace[key].append(row[key])
 
 
 def _converged(trace: dict, tol: float) -> bool:
@@ -67,21 +57,25 @@ def _converged(trace: dict, tol: float) -> bool:
     return abs(values[-1] - values[-2]) <= tol * abs(values[-2])
 
 
-def _resume_checkpoint(est, fingerprint, resume: bool):
-    if resume and os.path.exists(est.checkpoint_path):
-        ckpt = load_checkpoint(est.checkpoint_path, expected_class="LDA")
-        est._check_checkpoint(ckpt, fingerprint)
-        return ckpt
-    return None
+def n_steps(est, corpus) -> int:
+    """Iterations of the driver: ``n_iter`` (batch VB, CVB0), or ``n_iter`` passes of mini-batches (online VB)."""
+    return est.n_iter * len(_batch_bounds(corpus.n_docs, est.batch_size)) if est.inference == "online_vb" \
+        else est.n_iter
 
 
-def _save(est, rng, it, trace, arrays, model, fingerprint, **extra) -> None:
-    save_checkpoint(est.checkpoint_path, cls="LDA", params=est._json_params(), state_arrays={**arrays,
-                    "alpha": model.alpha}, rng=rng, iteration=it, trace=trace,
-                    extra={"corpus": fingerprint, "seed": est.seed_, "beta": model.beta, **extra})
+def fit(est, corpus, rec) -> None:
+    """Fit ``est`` by its variational ``inference`` on ``corpus``, driven by the recorder ``rec``."""
+    (fit_online if est.inference == "online_vb" else fit_batch)(est, corpus, rec)
 
 
-def _finish(est, corpus, model, lam_wk, doc_topic, trace, rng, last_it) -> None:
+def _model(est, corpus, ckpt):
+    """The LDA model to start from: the estimator's priors, or the checkpoint's (possibly optimised) ones."""
+    if ckpt is None:
+        return make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior, est._seeds)
+    return make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], est._seeds)
+
+
+def _finish(est, corpus, model, lam_wk, doc_topic) -> None:
     est.vocabulary_ = corpus.vocabulary
     est.alpha_ = model.alpha
     est.beta_ = float(model.beta)
@@ -89,9 +83,6 @@ def _finish(est, corpus, model, lam_wk, doc_topic, trace, rng, last_it) -> None:
     est.topic_word_ = est.topic_word_posterior_ / est.topic_word_posterior_.sum(axis=1, keepdims=True)
     est.doc_topic_ = doc_topic
     est.n_samples_ = 0
-    est.trace_ = trace
-    est.rng_state_ = rng.bit_generator.state
-    est.n_iter_ = last_it
 
 
 def _optimize_due(est, it: int) -> bool:
@@ -99,32 +90,25 @@ def _optimize_due(est, it: int) -> bool:
 
 
 # -- batch VB and CVB0 -------------------------------------------------------------------------
-def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
+def fit_batch(est, corpus, rec) -> None:
     """Batch VB or CVB0 for ``est.n_iter`` iterations (or until the objective changes by < ``tol``)."""
     data = vb.VBData.from_corpus(corpus)
-    n_tokens = fingerprint["n_tokens"]
+    n_tokens = corpus.n_tokens
     is_cvb0 = est.inference == "cvb0"
-    ckpt = _resume_checkpoint(est, fingerprint, resume)
-    if ckpt is not None:
-        rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
-        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], est._seeds)
-        if is_cvb0:  # the running float64 counts, not a recount of the float32 gamma: resume is exact
-            state = vb.CVB0State(*(np.array(ckpt.arrays[k]) for k in vb.CVB0State._fields))
-        else:
-            state = vb.BatchVBState(np.array(ckpt.arrays["lam_wk"]), np.array(ckpt.arrays["gamma"]))
-        start, trace = int(ckpt.iteration), {k: list(v) for k, v in ckpt.trace.items()}
+    ckpt = rec.checkpoint
+    model = _model(est, corpus, ckpt)
+    if ckpt is not None:  # CVB0: the running float64 counts, not a recount of the float32 gamma: resume is exact
+        state_cls = vb.CVB0State if is_cvb0 else vb.BatchVBState
+        state = state_cls(*(np.array(ckpt.arrays[k]) for k in state_cls._fields))
     else:
-        rng, est.seed_ = check_random_state(est.random_state, "LDA")
-        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior, est._seeds)
-        state = vb.cvb0_init(rng, data, model) if is_cvb0 else vb.batch_init(rng, data, model)
-        start, trace = 0, _new_trace()
+        state = vb.cvb0_init(rec.rng, data, model) if is_cvb0 else vb.batch_init(rec.rng, data, model)
 
     if is_cvb0:
         kernel = vb.build_cvb0_kernel(n_threads=est.n_jobs)
     else:
         kernels = [vb.build_batch_kernel(max_doc_iter=est.max_doc_iter, doc_tol=est.doc_tol, n_threads=est.n_jobs,
                                          warm_start=warm) for warm in (False, True)]
-        counter = {"it": start}
+        counter = {"it": rec.start}
 
         def kernel(r, st, d, m):
             # gamma restarts for the first RESTART_ITERATIONS iterations (documents may still change topics),
@@ -132,17 +116,8 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
             counter["it"] += 1
             return kernels[counter["it"] > RESTART_ITERATIONS](r, st, d, m)
     current = {"model": model}
-    t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
 
-    def objective(st, m):
-        if is_cvb0:
-            theta, phi = vb.cvb0_theta_phi(st, m)
-            ll = vb.point_log_likelihood(data, theta, np.ascontiguousarray(phi.T), est.n_jobs)
-            return float("nan"), ll / n_tokens
-        e = vb.elbo(data, st.lam_wk, st.gamma, m, est.n_jobs)
-        return e, e / n_tokens
-
-    def on_iteration(it, st, info):
+    def step(it, st, info):
         m = current["model"]
         if _optimize_due(est, it):
             if is_cvb0:
@@ -153,20 +128,22 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
                 # lambda = beta + sstats: move lambda with the new beta (the M-step given the new prior)
                 st.lam_wk[...] += m.beta - current["model"].beta
             current["model"] = m
-        stop = bool(callback(it, est.n_iter, info)) if callback is not None else False
-        last = stop or it == est.n_iter
-        if it % est.evaluate_every == 0 or last:
-            e, per_token = objective(st, m)
-            _record(trace, it, e, per_token, info.change, t0, m)
-            if _converged(trace, est.tol):
-                stop = last = True
-        if est.checkpoint_path is not None and (it % est.checkpoint_every == 0 or last):
-            arrays = st._asdict()
-            _save(est, rng, it, trace, arrays, m, fingerprint)
-        return stop
 
-    state, last_it = run(rng, lambda r, st, d, _m: kernel(r, st, d, current["model"]), state, data, model,
-                         est.n_iter, start=start, callback=on_iteration)
+    def evaluate(it, st, info):
+        m = current["model"]
+        if is_cvb0:
+            theta, phi = vb.cvb0_theta_phi(st, m)
+            ll = vb.point_log_likelihood(data, theta, np.ascontiguousarray(phi.T), est.n_jobs)
+            return _row(it, float("nan"), ll / n_tokens, info.change, m)
+        e = vb.elbo(data, st.lam_wk, st.gamma, m, est.n_jobs)
+        return _row(it, e, e / n_tokens, info.change, m)
+
+    def snapshot(st):
+        return {**st._asdict(), "alpha": current["model"].alpha}, {"beta": current["model"].beta}
+
+    state, last_it = rec.drive(lambda r, st, d, _m: kernel(r, st, d, current["model"]), state, data, model,
+                               evaluate=evaluate, snapshot=snapshot, step=step,
+                               converged=lambda trace: _converged(trace, est.tol))
     model = current["model"]
     if is_cvb0:
         theta, _ = vb.cvb0_theta_phi(state, model)
@@ -174,7 +151,8 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     else:
         theta = state.gamma / state.gamma.sum(axis=1, keepdims=True)
         lam_wk = state.lam_wk
-    _finish(est, corpus, model, lam_wk, theta.astype(np.float32), trace, rng, last_it)
+    _finish(est, corpus, model, lam_wk, theta.astype(np.float32))
+    est._finish_fit(rec, last_it)
 
 
 # -- online VB ---------------------------------------------------------------------------------
@@ -215,51 +193,47 @@ def _batch_estimate(batch, state, gamma, model) -> tuple[float, float]:
     return float("nan"), docs / max(float(batch.data.sum()), 1.0)
 
 
-def fit_online(est, corpus, fingerprint, *, resume: bool, callback) -> None:
+def fit_online(est, corpus, rec) -> None:
     """Online VB: ``n_iter`` passes over ``corpus`` in mini-batches of ``batch_size`` documents, in order.
 
     Steps (mini-batches) are the unit of ``evaluate_every``, ``checkpoint_every``
-    and ``optimize_interval`` here. A memory-mapped corpus is read one batch at
-    a time and its pages are released as the pass goes, so the resident memory
-    does not grow with the corpus.
+    and ``optimize_interval`` here, and the driver's iterations. A
+    memory-mapped corpus is read one batch at a time and its pages are
+    released as the pass goes, so the resident memory does not grow with the corpus.
     """
     bounds = _batch_bounds(corpus.n_docs, est.batch_size)
-    total_docs = est.total_docs or corpus.n_docs
-    n_steps = est.n_iter * len(bounds)
-    ckpt = _resume_checkpoint(est, fingerprint, resume)
+    ckpt = rec.checkpoint
+    model = _model(est, corpus, ckpt)
     if ckpt is not None:
-        rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
-        model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], est._seeds)
         state = vb.OnlineVBState(np.array(ckpt.arrays["u_wk"]), float(ckpt.extra["c"]), float(ckpt.extra["b"]),
                                  np.array(ckpt.arrays["usum"]), int(ckpt.extra["t"]))
-        trace = {k: list(v) for k, v in ckpt.trace.items()}
     else:
-        rng, est.seed_ = check_random_state(est.random_state, "LDA")
-        model = make_model(est.n_topics, corpus.n_words, est.doc_topic_prior, est.topic_word_prior, est._seeds)
-        state = vb.online_init(rng, corpus.n_words, model)
-        trace = _new_trace()
-    kernel = _online_kernel(est, total_docs)
-    t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
-    step = state.t
-    while step < n_steps:
-        lo, hi = bounds[step % len(bounds)]
-        batch = _slice(corpus, lo, hi)
-        state, model, info, gamma = _online_step(est, kernel, rng, state, batch, model, step + 1)
-        step += 1
-        stop = bool(callback(step, n_steps, info)) if callback is not None else False
-        last = stop or step == n_steps
-        if step % est.evaluate_every == 0 or last:
-            e, per_token = _batch_estimate(batch, state, gamma, model)
-            _record(trace, step, e, per_token, info.change, t0, model)
-        if est.checkpoint_path is not None and (step % est.checkpoint_every == 0 or last):
-            _save(est, rng, step, trace, {"u_wk": state.u_wk, "usum": state.usum}, model, fingerprint, t=state.t,
-                  c=state.c, b=state.b)
-        if step % _RELEASE_EVERY == 0:
+        state = vb.online_init(rec.rng, corpus.n_words, model)
+    online_kernel = _online_kernel(est, est.total_docs or corpus.n_docs)
+    last = {"model": model}
+
+    def kernel(r, st, _data, _model):  # the mini-batch after st.t steps; step() below sees it
+        batch = _slice(corpus, *bounds[st.t % len(bounds)])
+        st, last["model"], info, last["gamma"] = _online_step(est, online_kernel, r, st, batch, last["model"],
+                                                              st.t + 1)
+        last["batch"] = batch
+        return st, info
+
+    def step(it, st, info):
+        if it % _RELEASE_EVERY == 0:
             release_pages(corpus.counts.indices)
             release_pages(corpus.counts.data)
-        if stop:
-            break
-    _finish(est, corpus, model, vb.online_lambda(state, in_place=True), None, trace, rng, step)
+
+    def evaluate(it, st, info):
+        return _row(it, *_batch_estimate(last["batch"], st, last["gamma"], last["model"]), info.change, last["model"])
+
+    def snapshot(st):
+        return ({"u_wk": st.u_wk, "usum": st.usum, "alpha": last["model"].alpha},
+                {"beta": last["model"].beta, "t": st.t, "c": st.c, "b": st.b})
+
+    state, last_it = rec.drive(kernel, state, None, model, evaluate=evaluate, snapshot=snapshot, step=step)
+    _finish(est, corpus, last["model"], vb.online_lambda(state, in_place=True), None)
+    est._finish_fit(rec, last_it)
 
 
 def partial_fit(est, corpus) -> None:
@@ -297,8 +271,10 @@ def partial_fit(est, corpus) -> None:
     state = vb.online_fold(state)  # u_wk is lambda now; the fitted attributes view it
     est._online_state, est._online_model = state, model
     vocabulary = est.vocabulary_
-    _finish(est, corpus, model, state.u_wk, None, est.trace_, rng, state.t)
+    _finish(est, corpus, model, state.u_wk, None)
     est.vocabulary_ = vocabulary
+    est.rng_state_ = rng.bit_generator.state
+    est.n_iter_ = state.t
 
 
 def transform(est, corpus) -> np.ndarray:

@@ -197,6 +197,40 @@ class BayesianEFH(_HarmoniumEstimator):
                                      batch_size=self.posterior_batch_size)
         return bl.LangevinConfig(step_size=self.step_size, n_gibbs=self.n_gibbs_brief)
 
+    def _fitted_priors(self, rng, ml, xs, cfg) -> list:
+        """The priors of W, as given or by Monte Carlo EM; sets ``prior_means_`` and ``prior_scales_``."""
+        name = type(self).__name__
+        priors = self._priors(ml)
+        if self.empirical_bayes:
+            em = monte_carlo_em(rng, ml, xs, cfg, n_em_iter=self.n_em_iter, n_chains=min(2, self.n_chains),
+                                n_warmup=max(1, self.n_warmup // 2), n_samples=max(2, self.n_samples // 5),
+                                thin=self.thin)
+            priors = [befh.GaussianColumnPrior(w.size, m, s) for w, m, s in zip(ml.wings, em.means, em.scales,
+                                                                                 strict=True)]
+            self.em_history_ = em.history
+        smallest = min(float(p.scale.min()) for p in priors)
+        if self.step_size >= 2.0 * smallest:
+            raise InvalidParameterError(
+                f"{name}: step_size={self.step_size:g} must be below 2 x the smallest prior scale ({smallest:.3g}): "
+                "the Euler step of eq. 13 is unstable on the prior term alone beyond it. Lower step_size "
+                "or raise prior_scale.")
+        self.prior_means_ = [p.mean for p in priors]
+        self.prior_scales_ = [p.scale for p in priors]
+        return priors
+
+    def _chain_starts(self, rng, ml, priors) -> np.ndarray:
+        """(n_chains, size of W) starting points: prior draws, or the ML weights plus prior-scaled noise."""
+        q_ml = befh.pack(ml)
+        starts = np.empty((self.n_chains, q_ml.size))
+        for c in range(self.n_chains):
+            if self.chain_init == "prior":
+                starts[c] = np.concatenate([p.sample(rng, self.n_hidden).ravel() for p in priors])
+            else:
+                noise = np.concatenate([(p.scale[:, None] * rng.standard_normal((p.n_visible, self.n_hidden))).ravel()
+                                        for p in priors])
+                starts[c] = q_ml + noise
+        return starts
+
     # -- fitting ----------------------------------------------------------------------------
     def fit(self, X, y=None, *, features=None, callback=None):
         """theta (and the starting W) by CD, then the posterior of W by Langevin MCMC.
@@ -216,32 +250,9 @@ class BayesianEFH(_HarmoniumEstimator):
         rng = generator_from_state(self.rng_state_)
         ml = befh.posterior_model(self.model_)
         self.W_ml_ = [np.array(ml.params[k]) for k in befh.coupling_names(ml)]
-        priors = self._priors(ml)
         cfg = self._langevin_config()
-        if self.empirical_bayes:
-            em = monte_carlo_em(rng, ml, xs, cfg, n_em_iter=self.n_em_iter, n_chains=min(2, self.n_chains),
-                                n_warmup=max(1, self.n_warmup // 2), n_samples=max(2, self.n_samples // 5),
-                                thin=self.thin)
-            priors = [befh.GaussianColumnPrior(w.size, m, s) for w, m, s in zip(ml.wings, em.means, em.scales,
-                                                                                 strict=True)]
-            self.em_history_ = em.history
-        smallest = min(float(p.scale.min()) for p in priors)
-        if self.step_size >= 2.0 * smallest:
-            raise InvalidParameterError(
-                f"{name}: step_size={self.step_size:g} must be below 2 x the smallest prior scale ({smallest:.3g}): "
-                "the Euler step of eq. 13 is unstable on the prior term alone beyond it. Lower step_size "
-                "or raise prior_scale.")
-        self.prior_means_ = [p.mean for p in priors]
-        self.prior_scales_ = [p.scale for p in priors]
-        q_ml = befh.pack(ml)
-        starts = np.empty((self.n_chains, q_ml.size))
-        for c in range(self.n_chains):
-            if self.chain_init == "prior":
-                starts[c] = np.concatenate([p.sample(rng, self.n_hidden).ravel() for p in priors])
-            else:
-                noise = np.concatenate([(p.scale[:, None] * rng.standard_normal((p.n_visible, self.n_hidden))).ravel()
-                                        for p in priors])
-                starts[c] = q_ml + noise
+        priors = self._fitted_priors(rng, ml, xs, cfg)
+        starts = self._chain_starts(rng, ml, priors)
         res = bl.sample_posterior(rng, ml, xs, priors, cfg, n_chains=self.n_chains, n_warmup=self.n_warmup,
                                   n_samples=self.n_samples, thin=self.thin, init_positions=starts, lengths=lengths,
                                   callback=None if callback is None else callback)

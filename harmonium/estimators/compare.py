@@ -33,7 +33,6 @@ import os
 import re
 import sys
 import time
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -197,16 +196,6 @@ def restrict_vocabulary(corpus: Corpus, max_words: int) -> Corpus:
     freq = np.asarray(corpus.counts.sum(axis=0)).ravel()
     keep = np.sort(np.argsort(-freq, kind="stable")[:max_words])
     return corpus.reindex(Vocabulary([corpus.vocabulary[int(i)] for i in keep])).drop_empty()
-
-
-def _fingerprint(corpus: Corpus) -> dict:
-    m = corpus.counts
-    crc = 0
-    for a in (m.indptr, m.indices, m.data):
-        crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
-    if corpus.labels is not None:
-        crc = zlib.crc32("\x00".join(map(str, corpus.labels)).encode(), crc)
-    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "n_tokens": int(corpus.n_tokens), "crc32": crc}
 
 
 def _json_safe(v):
@@ -400,7 +389,7 @@ def compare(
     if data.n_docs < 4:
         raise CorpusError(f"compare needs at least 4 non-empty documents; the corpus has {data.n_docs}.")
     config = {
-        "corpus": _fingerprint(data), "tasks": list(tasks), "test_size": float(test_size),
+        "corpus": data.fingerprint(labels=True), "tasks": list(tasks), "test_size": float(test_size),
         "classification_test_size": float(classification_test_size), "split_seed": int(split_seed),
         "max_words": None if max_words is None else int(max_words), "n_particles": int(n_particles),
         "classifiers": list(classifiers),

@@ -14,16 +14,15 @@ harmonium's features) come from ``features=`` or the Corpus's ``features``.
 
 from __future__ import annotations
 
-import os
 import time
-import zlib
 
 import numpy as np
 import scipy.sparse as sp
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium._validation import NONE, InstanceOf, Interval, Options
+from harmonium.corpus.corpus import fingerprint_arrays
 from harmonium.errors import CorpusError, InvalidParameterError, NotFittedError
-from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation._heldout import LogLikelihoodResult
 from harmonium.evaluation.partition import (
@@ -36,8 +35,6 @@ from harmonium.evaluation.partition import (
 )
 from harmonium.inference.learning import cd
 from harmonium.inference.learning.schedules import SCHEDULES, make_schedule, momentum_schedule
-from harmonium.inference.run import run
-from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.models.undirected.efh import Harmonium, Wing
 from harmonium.models.undirected.units import (
     BernoulliUnits,
@@ -68,9 +65,7 @@ _COMMON_CONSTRAINTS = {
     "n_ais_runs": [Interval("int", 2, None)],
     "n_temperatures": [Interval("int", 1, None)],
     "evaluate_every": [Interval("int", 0, None)],
-    "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
-    "checkpoint_every": [Interval("int", 1, None)],
-    "random_state": [RANDOM_STATE],
+    **FIT_LOOP_CONSTRAINTS,
 }
 _MONITOR_ROWS = 1000
 
@@ -83,15 +78,42 @@ def _param_key(name: str) -> str:
     return name.replace(".", ":")
 
 
-def _fingerprint(xs) -> dict:
-    crc = 0
-    for x in xs:
-        if sp.issparse(x):
-            for a in (x.indptr, x.indices, x.data):
-                crc = zlib.crc32(np.ascontiguousarray(a).view(np.uint8), crc)
-        else:
-            crc = zlib.crc32(np.ascontiguousarray(x).view(np.uint8), crc)
-    return {"n_rows": int(xs[0].shape[0]), "shapes": [list(x.shape) for x in xs], "crc32": crc}
+_TRACE_KEYS = ("epoch", "seconds", "learning_rate", "reconstruction_error", "pseudo_log_likelihood",
+               "mean_abs_update")
+
+
+def _evaluator(xs, lengths, binary: bool):
+    """The trace row of an epoch, on the first ``_MONITOR_ROWS`` rows: reconstruction error, pseudo-likelihood."""
+    rows = np.arange(min(_MONITOR_ROWS, xs[0].shape[0]))
+    monitor = tuple(x[rows] for x in xs)
+    monitor_len = None if lengths is None else lengths[rows]
+
+    def evaluate(it, st, info):
+        pl = float("nan")
+        if binary:
+            pl = float(cd.pseudo_log_likelihood(np.random.default_rng(it), st.model, monitor).mean())
+        return {"epoch": it, "learning_rate": info.learning_rate,
+                "reconstruction_error": cd.reconstruction_error(st.model, monitor, monitor_len),
+                "pseudo_log_likelihood": pl, "mean_abs_update": info.mean_abs_update}
+
+    return evaluate
+
+
+def _snapshot(st) -> tuple[dict, dict]:
+    """A CD / PCD state as checkpoint arrays: parameters ``p.*``, velocities ``vel.*``, the PCD chains."""
+    arrays = {f"p.{_array_name(k)}": v for k, v in st.model.params.items()}
+    arrays.update({f"vel.{_array_name(k)}": v for k, v in st.velocity.items()})
+    if st.chains is not None:
+        arrays["chains"] = st.chains
+    return arrays, {"n_updates": int(st.n_updates)}
+
+
+def _state_from_checkpoint(ckpt, model0) -> cd.CDState:
+    """The CD / PCD state :func:`_snapshot` saved."""
+    model = model0.with_params({_param_key(k[2:]): v for k, v in ckpt.arrays.items() if k.startswith("p.")})
+    velocity = {_param_key(k[4:]): np.array(v) for k, v in ckpt.arrays.items() if k.startswith("vel.")}
+    chains = np.array(ckpt.arrays["chains"]) if "chains" in ckpt.arrays else None
+    return cd.CDState(model, velocity, chains, int(ckpt.extra["n_updates"]), int(ckpt.iteration))
 
 
 class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
@@ -99,6 +121,7 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
 
     _fitted_attribute = "n_iter_"
     _parameter_constraints = _COMMON_CONSTRAINTS
+    _checkpoint_data = "data"
 
     # -- subclass hooks ---------------------------------------------------------------
     def _architecture(self) -> tuple[list, Units, bool, set]:
@@ -248,11 +271,8 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         n_shards : int, optional
             Shards of the corpus (default: the cluster's workers).
         """
-        self._validate_params()
+        self._validate_fit(resume)
         name = type(self).__name__
-        self.resumed_from_ = None
-        if resume and self.checkpoint_path is None:
-            raise InvalidParameterError(f"{name}.fit(resume=True) needs checkpoint_path to be set.")
         if client is not None or n_shards is not None:
             from harmonium.estimators import _efh_dask
 
@@ -264,64 +284,25 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         if lengths is not None and np.any(lengths == 0):
             d = int(np.flatnonzero(lengths == 0)[0])
             raise CorpusError(f"document {d} is empty ({name}.fit); drop empty documents with corpus.drop_empty().")
-        fingerprint = _fingerprint(xs)
         model0 = self._new_model(xs)
         means = data_means(model0, xs)
-        ckpt = None
-        if resume and os.path.exists(self.checkpoint_path):
-            ckpt = load_checkpoint(self.checkpoint_path, expected_class=name)
-            self._check_checkpoint(ckpt, fingerprint)
+        rec = self._recorder(_TRACE_KEYS, resume=resume, callback=callback, fingerprint=fingerprint_arrays(xs))
         cfg = self._config()
-        if ckpt is not None:
-            rng = ckpt.rng
-            self.seed_ = ckpt.extra.get("seed")
-            model = model0.with_params({_param_key(k[2:]): v for k, v in ckpt.arrays.items() if k.startswith("p.")})
-            velocity = {_param_key(k[4:]): np.array(v) for k, v in ckpt.arrays.items() if k.startswith("vel.")}
-            chains = np.array(ckpt.arrays["chains"]) if "chains" in ckpt.arrays else None
-            state = cd.CDState(model, velocity, chains, int(ckpt.extra["n_updates"]), int(ckpt.iteration))
-            trace = {k: list(v) for k, v in ckpt.trace.items()}
-            start = int(ckpt.iteration)
+        if rec.checkpoint is not None:
+            state = _state_from_checkpoint(rec.checkpoint, model0)
         else:
-            rng, self.seed_ = check_random_state(self.random_state, name)
-            model = self._initial_model(rng, xs, means)
-            state = cd.init(rng, model, persistent=cfg.persistent, n_chains=self.batch_size)
-            trace = {k: [] for k in ("epoch", "seconds", "learning_rate", "reconstruction_error",
-                                     "pseudo_log_likelihood", "mean_abs_update")}
-            start = 0
+            state = cd.init(rec.rng, self._initial_model(rec.rng, xs, means), persistent=cfg.persistent,
+                            n_chains=self.batch_size)
         self.vocabulary_ = corpus.vocabulary
         self.base_rates_ = means
         self.n_train_rows_ = int(xs[0].shape[0])
         self._log_partition_cache = {}
-        kernel = cd.build_kernel(cfg)
-        data = cd.TrainingData(xs, lengths)
-        monitor_rows = np.arange(min(_MONITOR_ROWS, xs[0].shape[0]))
-        monitor = tuple(x[monitor_rows] for x in xs)
-        monitor_len = None if lengths is None else lengths[monitor_rows]
         binary = all(isinstance(u, BernoulliUnits) for _, u in self._wing_units())
-        t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
-
-        def on_epoch(it, st, info):
-            stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
-            last = stop or it == self.n_iter
-            if (self.evaluate_every and it % self.evaluate_every == 0) or last:
-                rec = cd.reconstruction_error(st.model, monitor, monitor_len)
-                pl = float("nan")
-                if binary:
-                    pl = float(cd.pseudo_log_likelihood(np.random.default_rng(it), st.model, monitor).mean())
-                for key, value in (("epoch", it), ("seconds", time.perf_counter() - t0),
-                                   ("learning_rate", info.learning_rate), ("reconstruction_error", rec),
-                                   ("pseudo_log_likelihood", pl), ("mean_abs_update", info.mean_abs_update)):
-                    trace[key].append(value)
-            if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
-                self._save_checkpoint(st, rng, it, trace, fingerprint)
-            return stop
-
-        state, last_it = run(rng, kernel, state, data, None, self.n_iter, start=start, callback=on_epoch)
+        state, last_it = rec.drive(cd.build_kernel(cfg), state, cd.TrainingData(xs, lengths), None,
+                                   evaluate=_evaluator(xs, lengths, binary), snapshot=_snapshot)
         self.model_ = state.model
-        self.trace_ = trace
-        self.rng_state_ = rng.bit_generator.state
-        self.n_iter_ = last_it
         self._state = state
+        self._finish_fit(rec, last_it)
         return self
 
     def partial_fit(self, X, y=None, *, features=None):
@@ -355,19 +336,9 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         self._log_partition_cache = {}
         return self
 
-    def _save_checkpoint(self, st, rng, it, trace, fingerprint):
-        arrays = {f"p.{_array_name(k)}": v for k, v in st.model.params.items()}
-        arrays.update({f"vel.{_array_name(k)}": v for k, v in st.velocity.items()})
-        if st.chains is not None:
-            arrays["chains"] = st.chains
-        save_checkpoint(self.checkpoint_path, cls=type(self).__name__, params=self._json_params(), state_arrays=arrays,
-                        rng=rng, iteration=it, trace=trace,
-                        extra={"data": fingerprint, "seed": self.seed_, "n_updates": int(st.n_updates)})
-
-    def _check_checkpoint(self, ckpt, fingerprint):
+    def _resume_params(self, ckpt) -> list:
         ignored = ("n_iter", "checkpoint_path", "checkpoint_every", "evaluate_every", "random_state")
-        names = [k for k in ckpt.params if k not in ignored]
-        self._check_resume(ckpt, names, fingerprint, ckpt.extra.get("data"), data="data")
+        return [k for k in ckpt.params if k not in ignored]
 
     # -- using a fitted model -------------------------------------------------------------
     def _check_fitted(self):

@@ -11,14 +11,13 @@ summed over sequences in ``n_jobs`` threads.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy.optimize import minimize
 
 from harmonium._validation import RANDOM_STATE, Interval, Options
 from harmonium.errors import CorpusError
 from harmonium.estimators._base import BaseEstimator, register
+from harmonium.inference.recorder import Recorder
 from harmonium.models.undirected import hcrf as model
 from harmonium.parallel.seeds import check_random_state
 
@@ -26,6 +25,23 @@ _LABEL_KINDS = "biufU"  # label dtypes a model file can hold without pickling
 # L-BFGS-B correction pairs (scipy's maxcor). With scipy's default 10, fits of the digits benchmark
 # (benchmarks/samplers/hcrf_peers.py) took 1.3-1.8x more iterations to the same objective; a pair costs O(n_params).
 _LBFGS_MEMORY = 50
+
+
+def _check_labels(y, seqs, where: str):
+    """``y`` as an array of one label per sequence, and its classes (at least two); one error naming the fault."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != seqs.n_sequences:
+        raise CorpusError(f"y must be 1-D with one label per sequence: {seqs.n_sequences} sequences, "
+                          f"y of shape {y.shape} ({where}).")
+    if y.dtype.kind not in _LABEL_KINDS:
+        raise CorpusError(f"labels must be ints, floats, bools or strings; got dtype {y.dtype} ({where}).")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise CorpusError(f"y holds NaN or infinity at sequence {int(np.flatnonzero(~np.isfinite(y))[0])} "
+                          f"({where}).")
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise CorpusError(f"y holds one class only ({classes[0]!r}); an HCRF needs at least two ({where}).")
+    return y, classes
 
 
 @register
@@ -166,26 +182,14 @@ class HCRF(BaseEstimator):
         self._validate_params()
         where = f"{type(self).__name__}.fit"
         seqs = model.as_sequences(X, parents, where=where)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != seqs.n_sequences:
-            raise CorpusError(f"y must be 1-D with one label per sequence: {seqs.n_sequences} sequences, "
-                              f"y of shape {y.shape} ({where}).")
-        if y.dtype.kind not in _LABEL_KINDS:
-            raise CorpusError(f"labels must be ints, floats, bools or strings; got dtype {y.dtype} ({where}).")
-        if y.dtype.kind == "f" and not np.isfinite(y).all():
-            raise CorpusError(f"y holds NaN or infinity at sequence {int(np.flatnonzero(~np.isfinite(y))[0])} "
-                              f"({where}).")
-        classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise CorpusError(f"y holds one class only ({classes[0]!r}); an HCRF needs at least two ({where}).")
+        y, classes = _check_labels(y, seqs, where)
         y_idx = model.encode_labels(y, classes, where)
         rng, seed = check_random_state(self.random_state, type(self).__name__)
         C, H, F = classes.shape[0], self.n_hidden_states, seqs.n_features
         allowed = model.transition_mask(H, self.transitions)
         w0 = model.pack(model.init_params(rng, C, H, F, self.init_scale, allowed))
 
-        trace = {"iteration": [], "objective": [], "seconds": []}
-        start = time.perf_counter()
+        rec = Recorder(type(self).__name__, self.max_iter, ("iteration", "objective", "seconds"), params={})
         n_eval = [0]
         work = model.Workspace(seqs.X.shape[0], C, H)  # reused by every evaluation
 
@@ -194,9 +198,7 @@ class HCRF(BaseEstimator):
             return model.objective(w, seqs, y_idx, C, H, self.l2, allowed, self.n_jobs, work)
 
         def callback(intermediate_result):
-            trace["iteration"].append(len(trace["iteration"]) + 1)
-            trace["objective"].append(float(intermediate_result.fun))
-            trace["seconds"].append(time.perf_counter() - start)
+            rec.record({"iteration": len(rec.trace["iteration"]) + 1, "objective": float(intermediate_result.fun)})
 
         res = minimize(fun, w0, method="L-BFGS-B", jac=True, callback=callback,
                        options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": 1e-5, "maxcor": _LBFGS_MEMORY})
@@ -211,7 +213,7 @@ class HCRF(BaseEstimator):
         self.objective_ = float(res.fun)
         self.optimizer_message_ = str(res.message)
         self.seed_ = seed
-        self.trace_ = trace
+        self.trace_ = rec.trace
         return self
 
     def __sklearn_tags__(self):

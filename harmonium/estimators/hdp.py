@@ -18,22 +18,16 @@ left-to-right, through :meth:`HDP.log_likelihood_documents`, the hook of
 
 from __future__ import annotations
 
-import os
-import time
-import zlib
-
 import numpy as np
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium._validation import InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
-from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import hdp_direct_assignment as da
 from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
-from harmonium.inference.run import run
-from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.models.directed.hdp import HDPModel
 from harmonium.parallel.seeds import check_random_state
 
@@ -42,11 +36,27 @@ _BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2}
 _PAIR = InstanceOf((tuple, list), "a (shape, rate) pair of positive floats")
 
 
-def _fingerprint(corpus: Corpus) -> dict:
-    ts = corpus.tokens()
-    crc = zlib.crc32(np.ascontiguousarray(ts.doc_ptr).view(np.uint8))
-    crc = zlib.crc32(np.ascontiguousarray(ts.words).view(np.uint8), crc)
-    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "n_tokens": int(ts.words.shape[0]), "crc32": crc}
+_TRACE_KEYS = ("iteration", "n_topics", "n_tables", "log_likelihood", "log_likelihood_per_token", "log_joint",
+               "doc_concentration", "corpus_concentration", "n_new", "n_changed", "n_split", "n_merge", "seconds",
+               "n_topics_per_iteration")
+
+
+def _evaluator(tokens, model):
+    """The trace row of an iteration: topics, tables, log p(w | z) and log p(w, z), concentrations, moves."""
+    from harmonium._kernels import hdp as khdp
+
+    n_tokens = int(tokens.words.shape[0])
+
+    def evaluate(it, st, info):
+        K = st.n_topics
+        ll = float(khdp.word_log_likelihood(st.n_wk, st.n_k, K, model.beta))
+        lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, st.n_dk, K, st.alpha, st.tau))
+        return {"iteration": it, "n_topics": K, "n_tables": info.n_tables, "log_likelihood": ll,
+                "log_likelihood_per_token": ll / n_tokens, "log_joint": lj, "doc_concentration": st.alpha,
+                "corpus_concentration": st.gamma, "n_new": info.n_new, "n_changed": info.n_changed,
+                "n_split": info.n_split, "n_merge": info.n_merge}
+
+    return evaluate
 
 
 class _Predictive:
@@ -156,9 +166,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         "n_iter": [Interval("int", 1, None)],
         "evaluate_every": [Interval("int", 1, None)],
         "n_transform_iter": [Interval("int", 1, None)],
-        "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
-        "checkpoint_every": [Interval("int", 1, None)],
-        "random_state": [RANDOM_STATE],
+        **FIT_LOOP_CONSTRAINTS,
     }
 
     def __init__(
@@ -241,77 +249,31 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         callback : callable, optional
             ``callback(iteration, n_iter, info)`` after every iteration; return True to stop early.
         """
-        self._validate_params()
+        self._validate_fit(resume)
         self._check_pairs()
-        self.resumed_from_ = None
-        if resume and self.checkpoint_path is None:
-            raise InvalidParameterError("HDP.fit(resume=True) needs checkpoint_path to be set.")
         corpus = as_corpus(X, "HDP.fit")
         self._check_training_corpus(corpus)
         tokens = corpus.tokens()
         model = self._model(corpus.n_words)
-        fingerprint = _fingerprint(corpus)
-
-        ckpt = None
-        if resume and os.path.exists(self.checkpoint_path):
-            ckpt = load_checkpoint(self.checkpoint_path, expected_class="HDP")
-            self._check_checkpoint(ckpt, fingerprint)
+        rec = self._recorder(_TRACE_KEYS, resume=resume, callback=callback, corpus=corpus)
+        ckpt = rec.checkpoint
         if ckpt is not None:
-            rng = ckpt.rng
-            extra = ckpt.extra
-            self.seed_ = extra.get("seed")
             state = da.state_from_assignments(tokens, model, ckpt.arrays["z"], ckpt.arrays["tau"],
-                                              extra["alpha"], extra["gamma"])
-            start = int(ckpt.iteration)
-            trace = {k: list(v) for k, v in ckpt.trace.items()}
+                                              ckpt.extra["alpha"], ckpt.extra["gamma"])
         else:
-            rng, self.seed_ = check_random_state(self.random_state, "HDP")
-            state = da.init(rng, tokens, model, n_topics=self.initial_topics, alpha=self.doc_concentration,
+            state = da.init(rec.rng, tokens, model, n_topics=self.initial_topics, alpha=self.doc_concentration,
                             gamma=self.corpus_concentration)
-            start = 0
-            trace = {k: [] for k in ("iteration", "n_topics", "n_tables", "log_likelihood",
-                                     "log_likelihood_per_token", "log_joint", "doc_concentration",
-                                     "corpus_concentration", "n_new", "n_changed", "n_split", "n_merge", "seconds",
-                                     "n_topics_per_iteration")}
-
         kernel = da.build_kernel(sampler=self.sampler, sample_alpha=self.sample_concentrations,
-                                 sample_gamma=self.sample_concentrations,
-                                 compute_log_joint=False, split_merge_proposals=self.split_merge,
-                                 split_merge_launch=self.split_merge_launch)
-        n_tokens = fingerprint["n_tokens"]
-        t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
-        from harmonium._kernels import hdp as khdp
-
-        def on_iteration(it, st, info):
-            trace["n_topics_per_iteration"].append(int(st.n_topics))
-            stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
-            last = stop or it == self.n_iter
-            if it % self.evaluate_every == 0 or last:
-                K = st.n_topics
-                ll = float(khdp.word_log_likelihood(st.n_wk, st.n_k, K, model.beta))
-                lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, st.n_dk, K, st.alpha, st.tau))
-                for key, value in (("iteration", it), ("n_topics", K), ("n_tables", info.n_tables),
-                                   ("log_likelihood", ll), ("log_likelihood_per_token", ll / n_tokens),
-                                   ("log_joint", lj), ("doc_concentration", st.alpha),
-                                   ("corpus_concentration", st.gamma), ("n_new", info.n_new),
-                                   ("n_changed", info.n_changed), ("n_split", info.n_split),
-                                   ("n_merge", info.n_merge), ("seconds", time.perf_counter() - t0)):
-                    trace.setdefault(key, []).append(value)
-            if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
-                save_checkpoint(
-                    self.checkpoint_path, cls="HDP", params=self._json_params(),
-                    state_arrays={"z": st.z, "tau": st.tau[: st.n_topics + 1]},
-                    rng=rng, iteration=it, trace=trace,
-                    extra={"corpus": fingerprint, "seed": self.seed_, "alpha": st.alpha, "gamma": st.gamma},
-                )
-            return stop
-
-        state, last_it = run(rng, kernel, state, tokens, model, self.n_iter, start=start, callback=on_iteration)
+                                 sample_gamma=self.sample_concentrations, compute_log_joint=False,
+                                 split_merge_proposals=self.split_merge, split_merge_launch=self.split_merge_launch)
+        per_iteration = rec.trace["n_topics_per_iteration"]
+        state, last_it = rec.drive(kernel, state, tokens, model, evaluate=_evaluator(tokens, model),
+                                   step=lambda it, st, info: per_iteration.append(int(st.n_topics)),
+                                   snapshot=lambda st: ({"z": st.z, "tau": st.tau[: st.n_topics + 1]},
+                                                        {"alpha": st.alpha, "gamma": st.gamma}))
         self._set_fitted(state, model, corpus)
-        self.trace_ = trace
-        self.n_topics_trace_ = np.asarray(trace["n_topics_per_iteration"], dtype=np.int64)
-        self.rng_state_ = rng.bit_generator.state
-        self.n_iter_ = last_it
+        self.n_topics_trace_ = np.asarray(rec.trace["n_topics_per_iteration"], dtype=np.int64)
+        self._finish_fit(rec, last_it)
         return self
 
     def _set_fitted(self, state, model, corpus) -> None:
@@ -328,12 +290,12 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         self.doc_topic_ = (theta / theta.sum(axis=1, keepdims=True)).astype(np.float32)
         self.beta_ = model.beta
 
-    def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
-        names = ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
-                 "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior", "split_merge",
-                 "split_merge_launch")
-        self._check_resume(ckpt, names, fingerprint, ckpt.manifest.get("extra", {}).get("corpus"),
-                           missing=_BEFORE_SPLIT_MERGE)  # checkpoints older than split_merge
+    _resume_missing = _BEFORE_SPLIT_MERGE  # checkpoints older than split_merge
+
+    def _resume_params(self, ckpt) -> tuple:
+        return ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
+                "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior", "split_merge",
+                "split_merge_launch")
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_``."""

@@ -18,16 +18,14 @@ Estimates: :mod:`harmonium.inference.mcmc.lda_estimates`; hyperparameters:
 from __future__ import annotations
 
 import os
-import time
-import zlib
 
 import numpy as np
 
-from harmonium._validation import NONE, RANDOM_STATE, InstanceOf, Interval, Options
+from harmonium._validation import NONE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
-from harmonium.estimators._base import BaseEstimator, as_corpus, register
+from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
@@ -35,8 +33,6 @@ from harmonium.inference.mcmc import lda_naive_gibbs as ngs
 from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
 from harmonium.inference.mcmc.lda_estimates import ChainAverage, keep_sample
 from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
-from harmonium.inference.run import run
-from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.models.directed.lda import (
     collapsed_log_joint,
     doc_topic_mean,
@@ -48,13 +44,7 @@ from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
 from harmonium.parallel.seeds import check_random_state
 
 _POSITIVE = Interval("real", 0, None, "neither")
-
-
-def _fingerprint(corpus: Corpus) -> dict:
-    ts = corpus.tokens()
-    crc = zlib.crc32(np.ascontiguousarray(ts.doc_ptr).view(np.uint8))
-    crc = zlib.crc32(np.ascontiguousarray(ts.words).view(np.uint8), crc)
-    return {"n_docs": corpus.n_docs, "n_words": corpus.n_words, "n_tokens": int(ts.words.shape[0]), "crc32": crc}
+_GIBBS_TRACE_KEYS = ("iteration", "log_joint", "log_likelihood_per_token", "n_changed", "seconds", "alpha_sum", "beta")
 
 
 @register
@@ -216,9 +206,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         "tol": [Interval("real", 0, None, "left")],
         "seed_words": [NONE, InstanceOf((dict, list, tuple), "a dict {topic: [word, ...]} or a list of word lists")],
         "seed_weight": [Interval("int", 1, None)],
-        "checkpoint_path": [NONE, InstanceOf((str, os.PathLike), "a path")],
-        "checkpoint_every": [Interval("int", 1, None)],
-        "random_state": [RANDOM_STATE],
+        **FIT_LOOP_CONSTRAINTS,
     }
 
     def __init__(
@@ -321,17 +309,14 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        self._validate_fit(resume)
         seed_map = self._seed_map()
-        self.resumed_from_ = None
-        if resume and self.checkpoint_path is None:
-            raise InvalidParameterError("LDA.fit(resume=True) needs checkpoint_path to be set.")
-        if seed_map and (client is not None or n_shards is not None):
-            raise InvalidParameterError(
-                "LDA.fit(client=..., n_shards=...) does not support seed_words; fit a seeded model in one "
-                "process (inference='parallel_gibbs' with n_jobs threads) or drop seed_words."
-            )
         if client is not None or n_shards is not None:
+            if seed_map:
+                raise InvalidParameterError(
+                    "LDA.fit(client=..., n_shards=...) does not support seed_words; fit a seeded model in one "
+                    "process (inference='parallel_gibbs' with n_jobs threads) or drop seed_words."
+                )
             from harmonium.estimators import _lda_dask
 
             return _lda_dask.fit(self, X, client, n_shards=n_shards, sync_every=sync_every, resume=resume,
@@ -340,70 +325,54 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         self._check_training_corpus(corpus)
         self._seeds = _seed_prior(seed_map, corpus.vocabulary, self.seed_weight)
         self._online_state = None
-        if self.inference in _lda_vi.VI_INFERENCE:
-            fit = _lda_vi.fit_online if self.inference == "online_vb" else _lda_vi.fit_batch
-            fit(self, corpus, _lda_vi.fingerprint(corpus), resume=resume, callback=callback)
-            return self
+        vi = self.inference in _lda_vi.VI_INFERENCE
+        rec = self._recorder(_lda_vi.TRACE_KEYS if vi else _GIBBS_TRACE_KEYS, resume=resume, callback=callback,
+                             corpus=corpus, n_iter=_lda_vi.n_steps(self, corpus) if vi else None)
+        if vi:
+            _lda_vi.fit(self, corpus, rec)
+        else:
+            self._fit_gibbs(corpus, rec)
+        return self
+
+    def _fit_gibbs(self, corpus: Corpus, rec) -> None:
+        """The collapsed, parallel or naive Gibbs sampler, driven by ``rec`` (fresh or resumed)."""
         self.topic_word_posterior_ = None
         tokens = corpus.tokens()
-        seeds = self._seeds
-        model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior, seeds)
-        fingerprint = _fingerprint(corpus)
         algo = _algorithm(self.inference)
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
-
-        ckpt = None
-        if resume and os.path.exists(self.checkpoint_path):
-            ckpt = load_checkpoint(self.checkpoint_path, expected_class="LDA")
-            self._check_checkpoint(ckpt, fingerprint)
+        ckpt = rec.checkpoint
         if ckpt is not None:
-            rng = ckpt.rng
-            extra = ckpt.extra
-            self.seed_ = extra.get("seed")
-            model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], extra["beta"], seeds)
+            model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], self._seeds)
             state = algo.state_from_arrays(tokens, model, ckpt.arrays)
-            average = ChainAverage.from_arrays(ckpt.arrays, extra["n_samples"])
-            start = int(ckpt.iteration)
-            trace = {k: list(v) for k, v in ckpt.trace.items()}
+            average = ChainAverage.from_arrays(ckpt.arrays, ckpt.extra["n_samples"])
         else:
-            rng, self.seed_ = check_random_state(self.random_state, "LDA")
-            state = algo.init(rng, tokens, model)
+            model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior, self._seeds)
+            state = algo.init(rec.rng, tokens, model)
             average = ChainAverage(corpus.n_docs, corpus.n_words, self.n_topics)
-            start = 0
-            trace = {k: [] for k in ("iteration", "log_joint", "log_likelihood_per_token", "n_changed", "seconds",
-                                     "alpha_sum", "beta")}
-
         kernel = algo.build_kernel(self)
         current = {"model": model}
-        n_tokens = fingerprint["n_tokens"]
-        t0 = time.perf_counter() - (trace["seconds"][-1] if trace["seconds"] else 0.0)
+        n_tokens = int(tokens.words.shape[0])
 
-        def on_sweep(it, st, info):
+        def step(it, st, info):
             m = current["model"]
             if keep_sample(it, burn_in, self.thin):
                 average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta, m.seeds)
             if self.optimize_interval and it > self.optimize_burn_in and it % self.optimize_interval == 0:
-                current["model"] = m = _optimize_hyperparameters(st, m)
-            stop = bool(callback(it, self.n_iter, info)) if callback is not None else False
-            last = stop or it == self.n_iter
-            if it % self.evaluate_every == 0 or last:
-                lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, m)
-                for key, value in (("iteration", it), ("log_joint", lj), ("log_likelihood_per_token", lj / n_tokens),
-                                   ("n_changed", info.n_changed), ("seconds", time.perf_counter() - t0),
-                                   ("alpha_sum", float(m.alpha.sum())), ("beta", m.beta)):
-                    trace[key].append(value)
-            if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
-                save_checkpoint(
-                    self.checkpoint_path, cls="LDA", params=self._json_params(),
-                    state_arrays={**algo.arrays_of_state(st), **average.to_arrays(), "alpha": m.alpha},
-                    rng=rng, iteration=it, trace=trace,
-                    extra={"corpus": fingerprint, "seed": self.seed_, "beta": m.beta, "n_samples": average.n_samples},
-                )
-            return stop
+                current["model"] = _optimize_hyperparameters(st, m)
 
-        state, last_it = run(rng, lambda r, st, data, _m: kernel(r, st, data, current["model"]), state, tokens,
-                             model, self.n_iter, start=start, callback=on_sweep)
+        def evaluate(it, st, info):
+            m = current["model"]
+            lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, m)
+            return {"iteration": it, "log_joint": lj, "log_likelihood_per_token": lj / n_tokens,
+                    "n_changed": info.n_changed, "alpha_sum": float(m.alpha.sum()), "beta": m.beta}
 
+        def snapshot(st):
+            m = current["model"]
+            return ({**algo.arrays_of_state(st), **average.to_arrays(), "alpha": m.alpha},
+                    {"beta": m.beta, "n_samples": average.n_samples})
+
+        state, last_it = rec.drive(lambda r, st, data, _m: kernel(r, st, data, current["model"]), state, tokens,
+                                   model, evaluate=evaluate, snapshot=snapshot, step=step)
         model = current["model"]
         self.vocabulary_ = corpus.vocabulary
         self.alpha_ = model.alpha
@@ -415,10 +384,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         else:
             self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta, model.seeds)
             self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha).astype(np.float32)
-        self.trace_ = trace
-        self.rng_state_ = rng.bit_generator.state
-        self.n_iter_ = last_it
-        return self
+        self._finish_fit(rec, last_it)
 
     def _seed_map(self) -> dict[int, tuple[str, ...]]:
         """``seed_words`` checked and normalised (after ``_validate_params``); {} when unseeded."""
@@ -431,7 +397,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
             )
         return seed_map
 
-    def _check_checkpoint(self, ckpt, fingerprint: dict) -> None:
+    def _resume_params(self, ckpt) -> tuple:
         names = ("n_topics", "doc_topic_prior", "topic_word_prior", "inference", "n_jobs", "optimize_interval",
                  "optimize_burn_in")
         if self.inference in _lda_vi.VI_INFERENCE:
@@ -445,9 +411,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
                 f"checkpoint {os.fspath(self.checkpoint_path)!r} was written with seed_words={saved_seeds!r}, "
                 f"but this LDA has seed_words={mine_seeds!r}; use the same settings or another checkpoint_path."
             )
-        if mine_seeds:
-            names += ("seed_weight",)
-        self._check_resume(ckpt, names, fingerprint, ckpt.manifest.get("extra", {}).get("corpus"))
+        return names + ("seed_weight",) if mine_seeds else names
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_`` (theta of the training documents; after online VB, ``transform(X)``)."""

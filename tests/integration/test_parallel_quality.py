@@ -25,8 +25,8 @@ def split():
 
 def _mean_perplexity(split, **kw):
     train, test = split
-    return np.mean([harmonium.LDA(20, n_iter=100, random_state=s, **kw).fit(train).completion_perplexity(test).perplexity
-                    for s in (0, 1)])
+    fits = [harmonium.LDA(20, n_iter=100, random_state=s, **kw).fit(train) for s in (0, 1)]
+    return np.mean([lda.completion_perplexity(test).perplexity for lda in fits])
 
 
 @pytest.fixture(scope="module")
