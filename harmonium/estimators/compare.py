@@ -26,6 +26,7 @@ rather than mixing results. The whole table is then written as ``results.csv`` a
 from __future__ import annotations
 
 import csv
+import inspect
 import io
 import json
 import math
@@ -469,7 +470,10 @@ def _run_cell(label, make, k, seed, splits, tasks, classifiers, n_particles, dat
         scorable = hasattr(model, "log_likelihood_documents") or hasattr(model, "topic_word_")
         if scorable:
             t0 = time.perf_counter()
-            res = perplexity(model, test, method="auto", n_particles=int(n_particles), random_state=int(seed))
+            hook = getattr(model, "log_likelihood_documents", None)  # harmoniums take AIS options, not particles
+            takes_particles = hook is None or "n_particles" in inspect.signature(hook).parameters
+            opts = {"n_particles": int(n_particles)} if takes_particles else {}
+            res = perplexity(model, test, method="auto", random_state=int(seed), **opts)
             rec.update(perplexity=res.perplexity, perplexity_se=res.perplexity * res.std_error / res.n_tokens,
                        log_likelihood=res.log_likelihood, log_likelihood_se=res.std_error,
                        perplexity_method=res.method, n_test_docs=res.n_docs, n_test_tokens=res.n_tokens,
