@@ -114,7 +114,7 @@ def check_phi(phi: np.ndarray, K: int, V: int) -> np.ndarray:
 
 def fixed_topics_theta(phi: np.ndarray, alpha: float, observed, *, n_iter: int = 50, seed: int = 0) -> np.ndarray:
     """theta of the observed halves by harmonium's fixed-topics Gibbs sampler (the same for every system)."""
-    from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+    from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 
     K = phi.shape[0]
     rng = np.random.default_rng(seed)

@@ -51,7 +51,7 @@ BETA = 0.01
 def score(phi_used: np.ndarray, alpha_used: np.ndarray, new_weight: float, data, n_iter: int = 50) -> float:
     """Document-completion perplexity of (used topics + the new-topic row), harmonium's theta and scoring."""
     from harmonium.evaluation import completion_perplexity
-    from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+    from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 
     V = data.corpus.n_words
     phi = np.vstack([np.asarray(phi_used, dtype=np.float64), np.full((1, V), 1.0 / V)])

@@ -69,7 +69,7 @@ class LDARunner:
         self.cfg, self.K = cfg, int(cfg["system"].split(":")[1])
 
     def prepare(self, data):
-        from harmonium.inference.mcmc import lda_collapsed_gibbs as cg
+        from harmonium.inference.mcmc.lda import collapsed_gibbs as cg
         from harmonium.models.directed.lda import make_model
 
         self.tokens = data.train.tokens()

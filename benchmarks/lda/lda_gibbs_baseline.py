@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from harmonium.datasets import load_debian
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.models.directed.lda import make_model
 
 

@@ -1,6 +1,6 @@
 """How ``LDA.fit(X, client=...)`` trains on a Dask cluster (see docs/guides/scale-out.md).
 
-``inference="parallel_gibbs"`` runs AD-LDA (:mod:`harmonium.inference.mcmc.lda_dask_gibbs`);
+``inference="parallel_gibbs"`` runs AD-LDA (:mod:`harmonium.inference.mcmc.lda.dask_gibbs`);
 ``"vb"`` and ``"online_vb"`` run variational LDA with a distributed E-step
 (:mod:`harmonium.inference.vi.lda_dask_vb`). The corpus is an on-disk corpus
 directory (:func:`harmonium.corpus.ondisk.build_ondisk_corpus`) that every
@@ -26,8 +26,8 @@ from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import as_corpus
-from harmonium.inference.mcmc.lda_dask_gibbs import ADLDADriver
-from harmonium.inference.mcmc.lda_estimates import keep_sample
+from harmonium.inference.mcmc.lda.dask_gibbs import ADLDADriver
+from harmonium.inference.mcmc.lda.estimates import keep_sample
 from harmonium.io import load_checkpoint
 from harmonium.models.directed.lda import make_model
 from harmonium.parallel.dask_shards import ShardedRun, WorkerLost, plan_shards

@@ -27,7 +27,7 @@ from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_c
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc import hdp_direct_assignment as da
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 from harmonium.models.directed.hdp import HDPModel
 from harmonium.parallel.seeds import check_random_state
 

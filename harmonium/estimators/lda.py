@@ -2,16 +2,16 @@
 
 Model: :mod:`harmonium.models.directed.lda`. Algorithms (seeds 003 and 004):
 
-* ``inference="collapsed_gibbs"``: :mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`
+* ``inference="collapsed_gibbs"``: :mod:`harmonium.inference.mcmc.lda.collapsed_gibbs`
   (exact; ``sampler`` chooses how each z_i is drawn);
-* ``inference="parallel_gibbs"``: :mod:`harmonium.inference.mcmc.lda_parallel_gibbs`
+* ``inference="parallel_gibbs"``: :mod:`harmonium.inference.mcmc.lda.parallel_gibbs`
   (approximate collapsed Gibbs over ``n_jobs`` threads, AD-LDA);
-* ``inference="naive_gibbs"``: :mod:`harmonium.inference.mcmc.lda_naive_gibbs`
+* ``inference="naive_gibbs"``: :mod:`harmonium.inference.mcmc.lda.naive_gibbs`
   (z, Theta and B drawn in turn);
 * ``inference="vb"``, ``"online_vb"``, ``"cvb0"``: :mod:`harmonium.inference.vi.lda_vb`
   (batch VB, online VB, CVB0), driven by :mod:`harmonium.estimators._lda_vi`.
 
-Estimates: :mod:`harmonium.inference.mcmc.lda_estimates`; hyperparameters:
+Estimates: :mod:`harmonium.inference.mcmc.lda.estimates`; hyperparameters:
 :mod:`harmonium.models.directed.lda_hyper`.
 """
 
@@ -28,11 +28,11 @@ from harmonium.estimators import _lda_vi
 from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
-from harmonium.inference.mcmc import lda_naive_gibbs as ngs
-from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
-from harmonium.inference.mcmc.lda_estimates import ChainAverage, keep_sample
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import naive_gibbs as ngs
+from harmonium.inference.mcmc.lda import parallel_gibbs as pgs
+from harmonium.inference.mcmc.lda.estimates import ChainAverage, keep_sample
+from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 from harmonium.models.directed.lda import (
     collapsed_log_joint,
     doc_topic_mean,

@@ -31,7 +31,7 @@ This module is the part that knows about Dask and nothing about models:
 Seed 003 ("Approximate Collapsed Gibbs Sampling"): conditionally independent
 draws are "easily parallelized"; Newman et al. (2009) AD-LDA and the
 distributed E-step of Hoffman et al. (2010) are the two strategies built on it
-(:mod:`harmonium.inference.mcmc.lda_dask_gibbs`, :mod:`harmonium.inference.vi.lda_dask_vb`).
+(:mod:`harmonium.inference.mcmc.lda.dask_gibbs`, :mod:`harmonium.inference.vi.lda_dask_vb`).
 """
 
 from __future__ import annotations

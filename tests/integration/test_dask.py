@@ -30,7 +30,7 @@ from harmonium.corpus.ondisk import build_ondisk_corpus  # noqa: E402
 from harmonium.datasets import load_debian  # noqa: E402
 from harmonium.errors import CorpusError  # noqa: E402
 from harmonium.estimators.lda import LDA  # noqa: E402
-from harmonium.inference.mcmc import lda_dask_gibbs  # noqa: E402
+from harmonium.inference.mcmc.lda import dask_gibbs  # noqa: E402
 from harmonium.io.modelfile import read_model_file, write_model_file  # noqa: E402
 from harmonium.parallel.dask_shards import plan_shards  # noqa: E402
 
@@ -170,7 +170,7 @@ def test_distributed_perplexity_within_one_percent(client, split):
 @pytest.mark.slow
 def test_negative_control_unmerged_adlda_misses(split, monkeypatch):
     serial = _mean_perplexity(split, range(4))
-    real_step = lda_dask_gibbs.ADLDADriver.step
+    real_step = dask_gibbs.ADLDADriver.step
 
     def no_merge(self, rng, keep):  # each shard keeps sampling against the initial counts of the others
         n = real_step(self, rng, keep)
@@ -178,7 +178,7 @@ def test_negative_control_unmerged_adlda_misses(split, monkeypatch):
         self.merged_k = np.zeros(self.K, dtype=np.int32)
         return n
 
-    monkeypatch.setattr(lda_dask_gibbs.ADLDADriver, "step", no_merge)
+    monkeypatch.setattr(dask_gibbs.ADLDADriver, "step", no_merge)
     broken = _mean_perplexity(split, range(4), n_shards=2)
     assert abs(broken - serial) / serial > 0.01, (broken, serial)
 

@@ -13,7 +13,7 @@ import pytest
 import harmonium
 from harmonium.corpus import train_test_split
 from harmonium.datasets import load_debian
-from harmonium.inference.mcmc import lda_parallel_gibbs
+from harmonium.inference.mcmc.lda import parallel_gibbs
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +40,6 @@ def test_parallel_matches_serial(split, serial):
 
 
 def test_negative_control_unmerged_parallel_is_worse(split, serial, monkeypatch):
-    monkeypatch.setattr(lda_parallel_gibbs, "add_delta", lambda target, local, base: None)
+    monkeypatch.setattr(parallel_gibbs, "add_delta", lambda target, local, base: None)
     broken = _mean_perplexity(split, inference="parallel_gibbs", n_jobs=2)
     assert abs(broken - serial) / serial > 0.03, (broken, serial)

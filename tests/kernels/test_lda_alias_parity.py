@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from harmonium._kernels import lda_alias_mh as kern
 from harmonium._kernels.lda_alias import build_alias, draw_alias
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc import lda_alias_mh as amh
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import alias_mh as amh
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.models.directed.lda import counts_from_assignments, make_model
 
 

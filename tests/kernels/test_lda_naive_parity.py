@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from harmonium._kernels import lda_naive
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc import lda_naive_gibbs as ngs
+from harmonium.inference.mcmc.lda import naive_gibbs as ngs
 from harmonium.models.directed.lda import counts_from_assignments, make_model
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harmonium._kernels import lda_sparse
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.models.directed.lda import counts_from_assignments, make_model
 
 from .test_lda_gibbs_parity import _random_problem

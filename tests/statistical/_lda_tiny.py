@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.models.directed.lda import collapsed_log_joint, make_model
 
 # documents: [w0, w1, w1] and [w0, w2, w2]

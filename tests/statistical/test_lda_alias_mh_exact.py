@@ -22,8 +22,8 @@ from scipy import stats
 
 from harmonium._kernels import lda_alias_mh as kern
 from harmonium._kernels.lda_alias import build_alias, draw_alias
-from harmonium.inference.mcmc import lda_alias_mh as amh
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import alias_mh as amh
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 
 from ._lda_tiny import MODEL, STATES, TOKENS, K, N, exact_posterior, one_sweep_from_exact, state_index
 

@@ -19,7 +19,7 @@ from scipy import stats
 
 from harmonium._kernels import lda_sparse
 from harmonium._kernels.categorical import draw_unnormalised
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 
 from ._lda_tiny import MODEL, TOKENS, exact_posterior, one_sweep_from_exact, sweep_matrix
 

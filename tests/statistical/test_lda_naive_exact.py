@@ -34,8 +34,8 @@ from scipy import stats
 from scipy.special import gammaln
 
 from harmonium._kernels import lda_naive
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
-from harmonium.inference.mcmc import lda_naive_gibbs as ngs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import naive_gibbs as ngs
 
 from ._lda_tiny import MODEL, STATES, TOKENS, exact_posterior, state_index
 

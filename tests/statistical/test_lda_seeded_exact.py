@@ -30,9 +30,9 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln
 
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
-from harmonium.inference.mcmc import lda_naive_gibbs as ngs
-from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import naive_gibbs as ngs
+from harmonium.inference.mcmc.lda import parallel_gibbs as pgs
 from harmonium.models.directed.lda import SeedPrior, collapsed_log_joint, make_model
 
 from ._lda_tiny import MODEL as SYMMETRIC

@@ -25,7 +25,7 @@ from scipy.special import gammaln
 from harmonium._kernels import lda_infer
 from harmonium._kernels.categorical import draw_unnormalised
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 
 ALPHA_TEST = 1e-4
 K = 3

@@ -22,7 +22,7 @@ from scipy.special import digamma, gammaln, logsumexp
 
 from harmonium._kernels import lda_vb as kv
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.inference.vi import lda_vb as vb
 from harmonium.models.directed.lda import collapsed_log_joint, make_model
 

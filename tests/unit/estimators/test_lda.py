@@ -10,7 +10,7 @@ import harmonium
 from harmonium.corpus import Corpus, train_test_split
 from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError, NotFittedError
 from harmonium.estimators import LDA
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 
 
 def test_fit_shapes_and_normalisation(synthetic):
@@ -284,7 +284,7 @@ def test_hyperparameter_optimisation_moves_alpha_and_beta(synthetic, tmp_path):
 @pytest.mark.parametrize("inference,sampler", [("collapsed_gibbs", "sparse"), ("collapsed_gibbs", "alias_mh"),
                                                ("collapsed_gibbs", "plain"), ("naive_gibbs", "sparse")])
 def test_documents_longer_than_int16_use_int32_doc_counts(inference, sampler):
-    from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+    from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
     from harmonium.models.directed.lda import counts_from_assignments, doc_count_dtype
 
     X = np.array([[20000, 20000, 1], [3, 0, 2]])  # document 0 has 40001 tokens

@@ -14,8 +14,8 @@ import harmonium
 from harmonium.corpus import Corpus
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators import LDA
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
-from harmonium.inference.mcmc import lda_parallel_gibbs as pgs
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import parallel_gibbs as pgs
 from harmonium.models.directed.lda import make_model, make_seed_prior
 
 K, BLOCK = 4, 10

@@ -10,7 +10,7 @@ from harmonium.corpus import train_test_split
 from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import LDA
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 
 VI = ["vb", "online_vb", "cvb0"]
 FAST = {"vb": dict(n_iter=40), "cvb0": dict(n_iter=40), "online_vb": dict(n_iter=8, batch_size=50)}

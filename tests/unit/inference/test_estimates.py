@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harmonium.inference.mcmc.lda_estimates import ChainAverage, keep_sample
+from harmonium.inference.mcmc.lda.estimates import ChainAverage, keep_sample
 
 
 def test_keep_sample_schedule():

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from harmonium.corpus import Corpus
-from harmonium.inference.mcmc.lda_infer import infer_fixed_topics
+from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 
 
 def test_word_with_zero_probability_under_every_topic_gives_valid_theta():

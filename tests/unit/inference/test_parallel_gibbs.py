@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
-from harmonium.inference.mcmc import lda_parallel_gibbs as pg
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 from harmonium.models.directed.lda import counts_from_assignments, make_model
 from harmonium.parallel.threads import partition_documents
 from tests.conftest import lda_corpus

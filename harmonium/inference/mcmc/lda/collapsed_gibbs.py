@@ -156,9 +156,9 @@ def with_seeds(sweep, seeds):
 
 def alias_mh_sweep(model: LDAModel, tokens: TokenStream):
     """The alias-table Metropolis-Hastings sweep (LightLDA style), O(1) a token."""
-    from harmonium.inference.mcmc import lda_alias_mh
+    from harmonium.inference.mcmc.lda import alias_mh
 
-    return lda_alias_mh.make_sweep(model, tokens)
+    return alias_mh.make_sweep(model, tokens)
 
 
 #: Exact collapsed samplers, by name: each maps (model, tokens) to

@@ -13,7 +13,7 @@ scan leaves that posterior invariant (tested exactly in
 tests/statistical/test_lda_naive_exact.py). The lecture's point stands: the
 three blocks are conditionally independent and parallelise trivially, but the
 chain mixes more slowly than the collapsed sampler
-(:mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`). For threading,
+(:mod:`harmonium.inference.mcmc.lda.collapsed_gibbs`). For threading,
 :func:`sweep_z` does step 1 over a range of documents.
 
 Dirichlet draws are normalised Gamma variates computed in log space (see

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from harmonium._kernels.lda_gibbs import add_delta
 from harmonium.corpus.corpus import TokenStream
-from harmonium.inference.mcmc.lda_collapsed_gibbs import (
+from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     SAMPLERS,
     CollapsedGibbsInfo,
     CollapsedGibbsState,
     SweepCache,
 )
-from harmonium.inference.mcmc.lda_collapsed_gibbs import build_kernel as build_serial_kernel
+from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint
 from harmonium.parallel.threads import child_generators, partition_documents, run_blocks
 
@@ -39,7 +39,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
     """An AD-LDA sweep over ``n_threads`` document blocks, each with the exact ``sampler``.
 
     Mutates the state's arrays in place. ``n_threads == 1`` returns the serial
-    exact kernel of :mod:`harmonium.inference.mcmc.lda_collapsed_gibbs`.
+    exact kernel of :mod:`harmonium.inference.mcmc.lda.collapsed_gibbs`.
     """
     if n_threads == 1:
         return build_serial_kernel(sampler=sampler, compute_log_joint=compute_log_joint)

@@ -18,7 +18,7 @@ are functions of z_-i and every step is reversible with respect to
 p(z_i | z_-i, w). The details, and why LightLDA's start-of-sweep tables would
 not be exact, are in :mod:`harmonium._kernels.lda_alias_mh`.
 
-:func:`make_sweep` plugs into :data:`lda_collapsed_gibbs.SAMPLERS` as
+:func:`make_sweep` plugs into :data:`collapsed_gibbs.SAMPLERS` as
 ``"alias_mh"``. :func:`target`, :func:`word_proposal`, :func:`doc_proposal`
 and :func:`mh_step` expose the formulas the kernel evaluates (they call the
 same compiled functions) so tests can build exact transition matrices.
