@@ -43,8 +43,9 @@ from harmonium.evaluation.partition import naive_mc_log_partition  # noqa: E402
 from harmonium.inference.learning import cd  # noqa: E402
 from harmonium.inference.learning.empirical_bayes import monte_carlo_em  # noqa: E402
 from harmonium.inference.learning.schedules import make_schedule, momentum_schedule  # noqa: E402
-from harmonium.inference.mcmc import befh_langevin as bl  # noqa: E402
-from harmonium.inference.mcmc import befh_mh, cftp  # noqa: E402
+from harmonium.inference.mcmc import cftp  # noqa: E402
+from harmonium.inference.mcmc.bayesian_efh import langevin as bl  # noqa: E402
+from harmonium.inference.mcmc.bayesian_efh import mh as befh_mh  # noqa: E402
 from harmonium.models.undirected import bayesian_efh as befh  # noqa: E402
 from harmonium.models.undirected.variants import gb_efh  # noqa: E402
 

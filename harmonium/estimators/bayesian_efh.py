@@ -13,7 +13,8 @@ Architectures: the default is Bayesian GB-EFH (binary words, unit-variance Gauss
 (each wing its own prior); any EFH wings/hidden units work.
 
 Pieces: :mod:`harmonium.models.undirected.bayesian_efh` (prior, gradient terms),
-:mod:`harmonium.inference.mcmc.befh_langevin` (the sampler), :mod:`harmonium.inference.learning.empirical_bayes`.
+:mod:`harmonium.inference.mcmc.bayesian_efh.langevin` (the sampler),
+:mod:`harmonium.inference.learning.empirical_bayes`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import register
 from harmonium.estimators.efh import _COMMON_CONSTRAINTS, _HarmoniumEstimator
 from harmonium.inference.learning.empirical_bayes import monte_carlo_em
-from harmonium.inference.mcmc import befh_langevin as bl
+from harmonium.inference.mcmc.bayesian_efh import langevin as bl
 from harmonium.models.undirected import bayesian_efh as befh
 from harmonium.models.undirected.units import units_from_spec
 from harmonium.parallel.seeds import generator_from_state

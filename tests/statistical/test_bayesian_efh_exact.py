@@ -31,8 +31,8 @@ from scipy.special import expit, logsumexp
 
 from harmonium.evaluation.diagnostics import mcse_mean, rhat
 from harmonium.inference.learning.empirical_bayes import initial_hyperparameters, m_step
-from harmonium.inference.mcmc import befh_langevin as bl
-from harmonium.inference.mcmc import befh_mh
+from harmonium.inference.mcmc.bayesian_efh import langevin as bl
+from harmonium.inference.mcmc.bayesian_efh import mh as befh_mh
 from harmonium.models.undirected import bayesian_efh as befh
 from harmonium.models.undirected.variants import gb_efh
 

@@ -1,7 +1,7 @@
 """Empirical Bayes for a Bayesian EFH: Monte Carlo EM for the prior's mu and sigma (seed 000 §4).
 
 E-step: impute W from its posterior under the current (mu, sigma) with the Langevin sampler
-(:func:`harmonium.inference.mcmc.befh_langevin.sample_posterior`), K draws W_k. M-step (eq. 23): the
+(:func:`harmonium.inference.mcmc.bayesian_efh.langevin.sample_posterior`), K draws W_k. M-step (eq. 23): the
 data term does not depend on the hyperparameters, so
 
     mu_i    = (1 / JK) sum_j sum_k W_ij,k                                   (eq. 24)
@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from harmonium.errors import InvalidParameterError
-from harmonium.inference.mcmc import befh_langevin as bl
+from harmonium.inference.mcmc.bayesian_efh import langevin as bl
 from harmonium.models.undirected import bayesian_efh as befh
 from harmonium.models.undirected.efh import Harmonium
 

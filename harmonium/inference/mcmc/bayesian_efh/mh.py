@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from harmonium.errors import InvalidParameterError
-from harmonium.inference.mcmc.befh_langevin import exact_visible_sampler, log_partition_ratio_is
+from harmonium.inference.mcmc.bayesian_efh.langevin import exact_visible_sampler, log_partition_ratio_is
 from harmonium.models.undirected import bayesian_efh as befh
 from harmonium.models.undirected.efh import Harmonium
 
@@ -93,9 +93,9 @@ def build_kernel(model: Harmonium, xs, priors, *, scale: float, ratio: str = "is
                  sampler: Callable | None = None, n_gibbs: int = 1) -> Callable:
     """Random-walk MH ``kernel(rng, state) -> (state, MHInfo)`` with the eq. 11 acceptance."""
     if ratio not in RATIOS:
-        raise InvalidParameterError(f"befh_mh.build_kernel: 'ratio' must be one of {RATIOS}. Got {ratio!r}.")
+        raise InvalidParameterError(f"bayesian_efh.mh.build_kernel: 'ratio' must be one of {RATIOS}. Got {ratio!r}.")
     if not (np.isfinite(scale) and scale > 0):
-        raise InvalidParameterError(f"befh_mh.build_kernel: 'scale' must be a float > 0. Got {scale!r}.")
+        raise InvalidParameterError(f"bayesian_efh.mh.build_kernel: 'scale' must be a float > 0. Got {scale!r}.")
     model = befh.posterior_model(model)
     xs = befh.as_wings_f64(model, xs)
     n = xs[0].shape[0]
