@@ -74,7 +74,7 @@ class Harmonium:
         return {"harmonium": getattr(harmonium, "__version__", "?"), "git": C.git_revision(str(HERE.parent))}
 
     def prepare(self, data):
-        from harmonium.inference.mcmc import hdp_direct_assignment as da
+        from harmonium.inference.mcmc.isbn import hdp as da
         from harmonium.models.directed.hdp import HDPModel
 
         self.da = da

@@ -96,7 +96,7 @@ def oracle_assignments(corpus, phi, theta, seed):
 
 
 def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
-    from harmonium.inference.mcmc import hdp_direct_assignment as da
+    from harmonium.inference.mcmc.isbn import hdp as da
     from harmonium.models.directed.hdp import HDPModel
 
     tokens = corpus.tokens()

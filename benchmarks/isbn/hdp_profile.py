@@ -2,7 +2,7 @@
 
 Runs ``--warmup`` iterations of the benchmark kernel (as in ``hdp_peers.py``: sparse sweep,
 alpha and gamma resampled, no log joint), then ``--iters`` iterations with each piece of
-:func:`harmonium.inference.mcmc.hdp_direct_assignment.build_kernel` timed on its own, in the
+:func:`harmonium.inference.mcmc.isbn.hdp.build_kernel` timed on its own, in the
 kernel's order: word lists, z sweep, compaction, table counts, alpha/gamma, tau.
 
 Example::
@@ -38,7 +38,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     from harmonium._kernels import hdp as khdp
-    from harmonium.inference.mcmc import hdp_direct_assignment as da
+    from harmonium.inference.mcmc.isbn import hdp as da
     from harmonium.models.directed.hdp import HDPModel
 
     data = C.load_data(args.corpus, args.max_docs)

@@ -1,5 +1,5 @@
 """Seconds per sweep of the compiled ISBN engine (CompiledISBNSampler) against the Python engine (ISBNSampler)
-and against the dedicated HDP sampler (harmonium.inference.mcmc.hdp_direct_assignment) on Debian documents.
+and against the dedicated HDP sampler (harmonium.inference.mcmc.isbn.hdp) on Debian documents.
 
     .venv/bin/python benchmarks/isbn/isbn_compiled_speed.py small --docs 200 --repeats 3
     .venv/bin/python benchmarks/isbn/isbn_compiled_speed.py hdp --docs 20000 --iters 30 --repeats 3
@@ -31,8 +31,8 @@ sys.path.insert(0, str(HERE))
 import _common as C  # noqa: E402
 
 from harmonium.datasets import load_debian  # noqa: E402
-from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler  # noqa: E402
-from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler  # noqa: E402
+from harmonium.inference.mcmc.isbn.compiled import CompiledISBNSampler  # noqa: E402
+from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler  # noqa: E402
 from harmonium.models.directed import isbn_examples as ex  # noqa: E402
 
 OUT = HERE / "isbn" / "results" / "isbn-compiled.jsonl"
@@ -88,7 +88,7 @@ def small(args):
 
 
 def hdp(args):
-    from harmonium.inference.mcmc import hdp_direct_assignment as da
+    from harmonium.inference.mcmc.isbn import hdp as da
     from harmonium.models.directed.hdp import HDPModel
 
     corpus, doc, w = _data(args.docs)

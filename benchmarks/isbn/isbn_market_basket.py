@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import _busy_s, git_revision, machine  # noqa: E402
 
 from harmonium.datasets import make_market_basket  # noqa: E402
-from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler  # noqa: E402
-from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler  # noqa: E402
+from harmonium.inference.mcmc.isbn.compiled import CompiledISBNSampler  # noqa: E402
+from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler  # noqa: E402
 from harmonium.models.directed import isbn_examples  # noqa: E402
 
 PAPER = dict(n_transactions=1_000_000, n_customers=10_000, n_items=1_000, items_per_transaction=4,

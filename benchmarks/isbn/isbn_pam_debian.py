@@ -138,11 +138,11 @@ class PAMRunner:
             init = {"super": self.rng.integers(0, k1, doc.shape[0]), "sub": self.rng.integers(0, k2, doc.shape[0])}
         net = infinite_pam(V, alpha=1.0, gamma=1.0, beta=BETA)
         if cfg["engine"] == "python":
-            from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
+            from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
 
             self.s = E.PythonPAMView(ISBNSampler(net, {"doc": doc}, {"w": words}, init=init), BETA)
         else:
-            from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler
+            from harmonium.inference.mcmc.isbn.compiled import CompiledISBNSampler
 
             self.s = CompiledISBNSampler(net, {"doc": doc}, {"w": words}, init=init,
                                          sample_concentration=cfg["pam_concentration"] == "sample")

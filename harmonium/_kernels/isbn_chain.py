@@ -25,7 +25,7 @@ removed in order, so a uniform draw picks the same state as in the Python engine
 sorted) and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
 ``used[b, s]`` items in slot s; ``obs[c, a, b]`` the observed counts per category c over (A leaf, B leaf or
 0), category-major so that F of one item over the leaf states reads contiguous memory.
-Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn_compiled``) validates and grows capacity.
+Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn.compiled``) validates and grows capacity.
 """
 
 from __future__ import annotations

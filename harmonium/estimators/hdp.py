@@ -1,7 +1,7 @@
 """The ``HDP`` estimator: the hierarchical Dirichlet process topic model by direct-assignment Gibbs sampling.
 
 Model: :mod:`harmonium.models.directed.hdp`; algorithm:
-:mod:`harmonium.inference.mcmc.hdp_direct_assignment` (Teh et al. 2006 §5.3;
+:mod:`harmonium.inference.mcmc.isbn.hdp` (Teh et al. 2006 §5.3;
 seed 002 §4, eqs. 1-3), with the concentrations resampled by auxiliary
 variables (Escobar & West 1995; Teh et al. 2006, appendix A).
 
@@ -26,7 +26,7 @@ from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
-from harmonium.inference.mcmc import hdp_direct_assignment as da
+from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 from harmonium.models.directed.hdp import HDPModel
 from harmonium.parallel.seeds import check_random_state
@@ -93,7 +93,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         a token) or the plain O(K) conditional.
     split_merge : int, default 0
         Split-merge proposals per iteration (Jain & Neal 2004; exact Metropolis-Hastings moves
-        on (z, tau), :func:`harmonium.inference.mcmc.hdp_direct_assignment.split_merge`),
+        on (z, tau), :func:`harmonium.inference.mcmc.isbn.hdp.split_merge`),
         each from a launch state improved by ``split_merge_launch`` restricted Gibbs scans.
         They let a chain started from few topics find the planted number instead of stopping
         short; the one-token Gibbs moves alone keep the initial topics for thousands of

@@ -16,7 +16,7 @@ unused one (tau2_u, emitting with the prior mean phi = 1/V), averaged over the k
 new to the training run, created during fold-in) are lumped into the unused state: with tau frozen, every new
 state shares the unused mass and (sub) the prior-mean word distribution.
 
-Written against the API of ``harmonium.inference.mcmc.isbn_compiled.CompiledISBNSampler``;
+Written against the API of ``harmonium.inference.mcmc.isbn.compiled.CompiledISBNSampler``;
 :class:`PythonPAMView` gives the plain-Python ``ISBNSampler`` the same read-out API plus a reference fold-in,
 for development and tests on tiny data.
 """

@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 from scipy.special import gammaln
 
-from harmonium.inference.mcmc.isbn_gibbs import NEW
+from harmonium.inference.mcmc.isbn.gibbs import NEW
 from harmonium.models.directed import isbn
 
 

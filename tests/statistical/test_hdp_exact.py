@@ -25,7 +25,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from harmonium._kernels import hdp as khdp
-from harmonium.inference.mcmc import hdp_direct_assignment as da
+from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.models.directed.hdp import (
     alpha_log_posterior,
     antoniak_pmf,

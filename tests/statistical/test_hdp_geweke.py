@@ -16,7 +16,7 @@ import pytest
 
 from harmonium.corpus.corpus import TokenStream
 from harmonium.evaluation.diagnostics import mcse_mean
-from harmonium.inference.mcmc import hdp_direct_assignment as da
+from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.models.directed.hdp import HDPModel
 
 from ._crf import crf_draw

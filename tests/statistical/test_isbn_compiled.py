@@ -27,8 +27,8 @@ import pytest
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical, Dirichlet, Gamma, Gaussian, NormalGamma, Poisson
-from harmonium.inference.mcmc.isbn_compiled import NEW, CompiledISBNSampler
-from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
+from harmonium.inference.mcmc.isbn.compiled import NEW, CompiledISBNSampler
+from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
 from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 
@@ -644,7 +644,7 @@ def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
 
 
 def test_make_sampler_picks_the_compiled_engine_when_it_can():
-    from harmonium.inference.mcmc.isbn_compiled import make_sampler
+    from harmonium.inference.mcmc.isbn.compiled import make_sampler
 
     doc, w = np.repeat(np.arange(3), 4), np.arange(12) % 3
     hdp_net = ex.hdp(3)

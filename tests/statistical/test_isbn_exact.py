@@ -21,8 +21,8 @@ import pytest
 from scipy.special import gammaln
 
 from harmonium.expfam import Categorical, Dirichlet
-from harmonium.inference.mcmc import hdp_direct_assignment as da
-from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.inference.mcmc.isbn import gibbs as ig
+from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.models.directed import isbn
 from harmonium.models.directed.hdp import word_log_likelihood
 

@@ -12,7 +12,7 @@ import pytest
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Gamma, Poisson
-from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.inference.mcmc.isbn import gibbs as ig
 from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 

@@ -15,7 +15,7 @@ import pytest
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Categorical, Dirichlet, Gamma, Gaussian, NormalGamma, Poisson
-from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.inference.mcmc.isbn import gibbs as ig
 from harmonium.models.directed import isbn
 
 from .test_hdp_exact import chi2_pvalue

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from harmonium.evaluation.diagnostics import mcse_mean
-from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.inference.mcmc.isbn import gibbs as ig
 from harmonium.models.directed import isbn_examples as ex
 
 from ._crf import crf_draw

@@ -18,7 +18,7 @@ import pytest
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical, Dirichlet
-from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.inference.mcmc.isbn import gibbs as ig
 from harmonium.models.directed import isbn
 
 from . import _isbn_brute as bf

@@ -20,7 +20,7 @@ from scipy.special import gammaln
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical, Dirichlet, Gaussian, NormalGamma
-from harmonium.inference.mcmc import isbn_gibbs as ig
+from harmonium.inference.mcmc.isbn import gibbs as ig
 from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 

@@ -108,7 +108,7 @@ def test_topic_word_with_new_row():
 
 def test_python_view_fold_in_runs_on_a_tiny_pam():
     """The reference fold-in over the Python engine: labels are alive or -1, training state untouched."""
-    from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
+    from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
     from harmonium.models.directed.isbn_examples import infinite_pam
 
     rng = np.random.default_rng(0)
@@ -132,7 +132,7 @@ def test_python_view_fold_in_runs_on_a_tiny_pam():
 
 
 def _compiled_pam(seed: int):
-    from harmonium.inference.mcmc.isbn_compiled import CompiledISBNSampler
+    from harmonium.inference.mcmc.isbn.compiled import CompiledISBNSampler
     from harmonium.models.directed.isbn_examples import infinite_pam
 
     rng = np.random.default_rng(seed)

@@ -29,7 +29,7 @@ A model is a short declaration::
 :meth:`Network.validate` rejects cycles, unknown parents or indices,
 observed parents, and non-conjugate likelihood/prior pairs with one clear
 message each. The sampler that the declaration implies (seed 002 §4, eqs.
-1-3) is :mod:`harmonium.inference.mcmc.isbn_gibbs`.
+1-3) is :mod:`harmonium.inference.mcmc.isbn.gibbs`.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from harmonium.corpus import Corpus, train_test_split
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators.hdp import HDP
 from harmonium.evaluation import document_completion, log_likelihood
-from harmonium.inference.mcmc import hdp_direct_assignment as da
+from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.models.directed.hdp import HDPModel
 from tests.conftest import lda_corpus
 

@@ -1,6 +1,6 @@
 """A compiled ISBN engine for branch-shaped networks (seed 002 §4, eqs. 1-2; §5 nested DP; §6 PAM, BiHDP).
 
-The same collapsed Gibbs sampler that :class:`harmonium.inference.mcmc.isbn_gibbs.ISBNSampler` derives from a
+The same collapsed Gibbs sampler that :class:`harmonium.inference.mcmc.isbn.gibbs.ISBNSampler` derives from a
 declaration, for the networks that matter at corpus scale: exactly one Observed node with one or two latent
 parents, each latent node with at most one latent parent and at most one child, so that the latent nodes form
 one chain (HDP, DP mixture, infinite PAM, POM, nested DP: root -> ... -> leaf -> x) or two chains whose leaves
@@ -13,8 +13,8 @@ One ``sweep`` (numba, :mod:`harmonium._kernels.isbn_chain`) visits the items in 
 i; retire states left empty (HDP: tau_k returns to tau_u); FFBS over eq. 1 with F of eq. 2; create new states
 (HDP: tau_new = b tau_u, b ~ Beta(1, gamma)); add i back. ``update_tau``: S_{k|l} ~ A[N_{k|l}, alpha tau_k] per
 CPT row, tau ~ D[gamma, S_.1, ..., S_.K] (§4); with ``sample_concentration`` also alpha (shared by the node's
-rows; rows with N_l > 0 play the documents) by :func:`~harmonium.inference.mcmc.hdp_direct_assignment.resample_alpha`
-and gamma by :func:`~harmonium.inference.mcmc.hdp_direct_assignment.resample_gamma` (a DP node's alpha from its
+rows; rows with N_l > 0 play the documents) by :func:`~harmonium.inference.mcmc.isbn.hdp.resample_alpha`
+and gamma by :func:`~harmonium.inference.mcmc.isbn.hdp.resample_gamma` (a DP node's alpha from its
 rows' numbers of states; a finite Dirichlet node's alpha stays fixed).
 
 Memory: dense count tables per latent node b, int32: n_rows_b x cap_parent x cap_b (n_rows_b: values of its
@@ -35,12 +35,12 @@ from harmonium._kernels import isbn_chain as kc
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.inference.mcmc.hdp_direct_assignment import resample_alpha, resample_gamma
+from harmonium.inference.mcmc.isbn.hdp import resample_alpha, resample_gamma
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, Observed
 
 NEW = -1
 _HDP, _DP, _DIR = 0, 1, 2
-_USE_PYTHON = "Use ISBNSampler (harmonium.inference.mcmc.isbn_gibbs), the Python engine, for this network."
+_USE_PYTHON = "Use ISBNSampler (harmonium.inference.mcmc.isbn.gibbs), the Python engine, for this network."
 
 
 def _unsupported(what: str) -> InvalidParameterError:
@@ -605,7 +605,7 @@ class CompiledISBNSampler:
 
 def make_sampler(network: Network, index: dict, observed: dict, *, engine: str = "auto", **options):
     """The engine for ``network``: :class:`CompiledISBNSampler` when it supports the network's shape and the
-    options, else the general Python :class:`~harmonium.inference.mcmc.isbn_gibbs.ISBNSampler`.
+    options, else the general Python :class:`~harmonium.inference.mcmc.isbn.gibbs.ISBNSampler`.
 
     ``engine``: ``"auto"``, ``"compiled"`` (unsupported shapes raise the compiled engine's error naming the
     feature) or ``"python"``. ``options`` go to the engine's constructor (``init``, ``tau``,
@@ -614,7 +614,7 @@ def make_sampler(network: Network, index: dict, observed: dict, *, engine: str =
     chain (their sweeps draw the same states from the same seed; the tau updates take their random numbers in
     another order, so long runs part), so the choice changes the speed, not the model.
     """
-    from harmonium.inference.mcmc.isbn_gibbs import ISBNSampler
+    from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
 
     if engine not in ("auto", "compiled", "python"):
         raise InvalidParameterError(f"make_sampler: engine must be 'auto', 'compiled' or 'python'; got {engine!r}.")

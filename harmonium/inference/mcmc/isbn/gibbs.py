@@ -29,7 +29,7 @@ to a root per connected component, a draw of the root from its marginal,
 then draws of each factor's child nodes given the sampled parent, root to
 leaves. The cost is the sum, not the product, of the factor table sizes.
 ``"junction_tree"`` does FFBS on the junction tree of that graph
-(:mod:`isbn_junction`, built once per network: min-fill triangulation,
+(:mod:`junction`, built once per network: min-fill triangulation,
 cliques joined by a maximum spanning tree): messages from the leaf cliques to
 the root, the root clique's nodes drawn jointly, then each clique's other
 nodes given its separator; exact for any network, cost the sum of the clique
@@ -55,7 +55,7 @@ of DP nodes by auxiliary variables. Not implemented: tied HDP CPTs,
 concentration resampling of H2DP and finite Dirichlet nodes, of RandomEffects'
 beta. Python-level code: for
 specification and testing, not for speed (the dedicated HDP sampler is
-:mod:`hdp_direct_assignment`).
+:mod:`hdp`).
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.inference.mcmc import isbn_junction
-from harmonium.inference.mcmc.hdp_direct_assignment import resample_alpha, resample_gamma
-from harmonium.inference.mcmc.isbn_junction import expand, lse
+from harmonium.inference.mcmc.isbn import junction as isbn_junction
+from harmonium.inference.mcmc.isbn.hdp import resample_alpha, resample_gamma
+from harmonium.inference.mcmc.isbn.junction import expand, lse
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, RandomEffects, item_stats, log_predictive
 
 NEW = -1
