@@ -1,4 +1,4 @@
-"""``harmonium compare``: argument parsing for :func:`harmonium.estimators.compare.compare`."""
+"""``harmonium compare``: argument parsing for :func:`harmonium.experiments.compare.compare`."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def compare(corpus, reader, n_docs, out_dir, models, n_topics, seeds, tasks, tes
     import numpy as np
 
     from harmonium.cli._options import load_corpus
-    from harmonium.estimators.compare import compare as run_compare
+    from harmonium.experiments.compare import compare as run_compare
     from harmonium.io import check_writable_folder
 
     check_writable_folder(out_dir)  # before the grid, not after it

@@ -1,6 +1,6 @@
 """Plots of experiment tables (needs matplotlib: ``pip install 'harmonium[plot]'``).
 
-:func:`plot_compare` draws the table of :func:`harmonium.estimators.compare.compare` (or its
+:func:`plot_compare` draws the table of :func:`harmonium.experiments.compare.compare` (or its
 ``results.json``): held-out perplexity against K, classification accuracy against K (seed 000
 Fig. 7 style, one panel per classifier) and fit time against held-out perplexity. With several
 seeds a point is the mean and its bar spans the smallest to the largest value.

@@ -1,7 +1,8 @@
 """The import layers of DESIGN.md hold: every module imports only its own layer or below.
 
-cli -> estimators -> evaluation -> inference -> models -> (expfam, corpus, io, parallel, datasets)
--> _kernels (with errors, _validation, _version beside it).
+cli -> experiments -> report -> estimators -> evaluation -> inference -> models -> (expfam, corpus, io, parallel,
+datasets) -> _kernels (with errors, _validation, _version beside it). ``experiments`` builds estimators, scores
+them and draws its results with ``report``'s plots, so it sits above both; the CLI calls it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import harmonium
 RANK = {
     "_kernels": 0, "errors": 0, "_validation": 0, "_version": 0,
     "expfam": 1, "corpus": 1, "io": 1, "parallel": 1, "datasets": 1,
-    "models": 2, "inference": 3, "evaluation": 4, "estimators": 5, "report": 6, "cli": 7,
+    "models": 2, "inference": 3, "evaluation": 4, "estimators": 5, "report": 6, "experiments": 7,
+    "cli": 8,
 }
 ROOT = pathlib.Path(harmonium.__file__).parent
 

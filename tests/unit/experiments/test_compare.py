@@ -10,8 +10,8 @@ import pytest
 
 from harmonium.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
-from harmonium.estimators.compare import RESULT_COLUMNS, compare, restrict_vocabulary
 from harmonium.evaluation import LSI
+from harmonium.experiments.compare import RESULT_COLUMNS, compare, restrict_vocabulary
 from tests.conftest import lda_corpus
 
 FAST = {"lda-vb": {"n_iter": 15}, "rsm": {"n_iter": 3, "n_ais_runs": 4, "n_temperatures": 100}}
