@@ -100,6 +100,8 @@ _PHRASES = [
     (re.compile(r"leave random_state at None"), "leave out --seed"),
     (re.compile(r"\(or vocab_path=False to read without one\)"), "(or leave out --vocab-file)"),
     (re.compile(r"\bresume=True\b"), "--resume"),
+    (re.compile(r"\bcompare\(plots=True\) draws"), "compare draws its plots"),
+    (re.compile(r"\bpass plots=False\b"), "pass --no-plots"),
 ]
 _PARAMETER = re.compile(r"\bThe '(\w+)' parameter(?: of [\w.]+)?")
 _ASSIGNMENT = re.compile(r"\b(\w+)=('?)([^\s,;()']*)\2")

@@ -68,17 +68,12 @@ def compare(corpus, reader, n_docs, out_dir, models, n_topics, seeds, tasks, tes
     Resumable: finished cells in OUT_DIR are skipped when run again with the same settings.
     The classification labels come from --label-column (TSV/CSV) or the bundled corpus.
     """
-    import numpy as np
-
     from harmonium.cli._options import load_corpus
     from harmonium.experiments.compare import compare as run_compare
     from harmonium.io import check_writable_folder
 
     check_writable_folder(out_dir)  # before the grid, not after it
     data = load_corpus(corpus, reader)
-    if n_docs is not None and n_docs < data.n_docs:
-        rng = np.random.default_rng(split_seed)
-        data = data[np.sort(rng.permutation(data.n_docs)[:n_docs])]
     task_list = ("perplexity", "classification") if tasks == "both" else (tasks,)
     names = [m.strip() for m in models.split(",") if m.strip()]
     bar = None
@@ -102,19 +97,13 @@ def compare(corpus, reader, n_docs, out_dir, models, n_topics, seeds, tasks, tes
         bar.__enter__()
     try:
         res = run_compare(data, names, _ints(n_topics, "--n-topics"), _ints(seeds, "--seeds"), out_dir=out_dir,
-                          tasks=task_list, test_size=test_size, split_seed=split_seed, max_words=max_words,
-                          n_particles=particles, model_params=_model_params(settings), progress=progress)
+                          n_docs=n_docs, tasks=task_list, test_size=test_size, split_seed=split_seed,
+                          max_words=max_words, n_particles=particles, model_params=_model_params(settings),
+                          progress=progress, plots=not no_plots)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    pngs = {}
-    if not no_plots:
-        from harmonium.report.plots import plot_compare
-
-        try:
-            pngs = plot_compare(res, out_dir)
-        except ImportError as exc:
-            click.echo(f"harmonium: no plots: {exc}", err=True)
+    pngs = res.plots
     if as_json:
         click.echo(json.dumps({"config": res.config, "records": res.records,
                                "files": [str(res.csv_path), str(res.json_path), *map(str, pngs.values())]}, indent=1))

@@ -20,7 +20,8 @@ Every finished cell (model, K, seed) is written atomically to ``out_dir/cells/``
 it was run under; a rerun with the same settings skips finished cells (resumable: an interrupted
 run loses at most the cell in progress), and a rerun with other settings stops with an error
 rather than mixing results. The whole table is then written as ``results.csv`` and
-``results.json``. Plots of the table: :func:`harmonium.report.plots.plot_compare`.
+``results.json``; with ``plots=True`` the runner draws them too (:func:`harmonium.report.plots.plot_compare`:
+perplexity and accuracy against K, time against quality) into ``out_dir``.
 """
 
 from __future__ import annotations
@@ -111,14 +112,17 @@ class CompareResult:
     out_dir : Path
     n_computed, n_skipped : int
         Cells computed in this call and cells found finished (resumed).
+    plots : dict name -> Path
+        The PNGs drawn by ``compare(plots=True)`` (empty otherwise).
     """
 
-    def __init__(self, records, config, out_dir, n_computed, n_skipped):
+    def __init__(self, records, config, out_dir, n_computed, n_skipped, plots=None):
         self.records = records
         self.config = config
         self.out_dir = Path(out_dir)
         self.n_computed = n_computed
         self.n_skipped = n_skipped
+        self.plots = dict(plots or {})
 
     def __repr__(self) -> str:
         return (f"CompareResult({len(self.records)} cells, {self.n_computed} computed, {self.n_skipped} resumed, "
@@ -306,6 +310,7 @@ def compare(
     seeds: Sequence[int] = (0,),
     *,
     out_dir,
+    n_docs: int | None = None,
     tasks: Sequence[str] = TASKS,
     test_size: float = 0.1,
     classification_test_size: float = 0.5,
@@ -315,6 +320,7 @@ def compare(
     classifiers: Sequence[str] = CLASSIFIERS,
     model_params: Mapping[str, Mapping] | None = None,
     progress: bool | Callable[[dict], None] = False,
+    plots: bool = False,
 ) -> CompareResult:
     """Fit a grid of models x numbers of topics x seeds on ``corpus``; score them all the same way.
 
@@ -334,6 +340,9 @@ def compare(
         Each model is built with ``random_state=seed``; the splits do not depend on it.
     out_dir : path
         Cells go to ``out_dir/cells/``, the table to ``results.csv`` and ``results.json``.
+    n_docs : int, optional
+        Use a random subset of ``n_docs`` documents (seeded by ``split_seed``, kept in corpus order)
+        instead of the whole corpus.
     tasks : subset of ("perplexity", "classification")
     test_size : float, default 0.1
         Held-out fraction of documents of the shared perplexity split (``split_seed``).
@@ -352,6 +361,9 @@ def compare(
     progress : bool or callable, default False
         True: a progress bar on stderr. A callable gets a dict per event (``event`` in "start",
         "done", "skipped"; ``done``, ``n_cells``, ``model``, ``n_topics``, ``seed``).
+    plots : bool, default False
+        Draw the table's plots into ``out_dir`` (:func:`harmonium.report.plots.plot_compare`; their paths
+        in ``CompareResult.plots``). Needs matplotlib (the ``plot`` extra), checked before the grid runs.
 
     Returns
     -------
@@ -377,6 +389,16 @@ def compare(
                                     f"Got {max_words!r}.")
     if isinstance(n_particles, bool) or not isinstance(n_particles, (int, np.integer)) or n_particles < 1:
         raise InvalidParameterError(f"The 'n_particles' parameter of compare must be an int >= 1. Got {n_particles!r}.")
+    if n_docs is not None and (isinstance(n_docs, bool) or not isinstance(n_docs, (int, np.integer)) or n_docs < 1):
+        raise InvalidParameterError(f"The 'n_docs' parameter of compare must be None or an int >= 1. Got {n_docs!r}.")
+    if not isinstance(plots, bool):
+        raise InvalidParameterError(f"The 'plots' parameter of compare must be True or False. Got {plots!r}.")
+    if plots:  # before hours of fitting, not after
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise ImportError("compare(plots=True) draws with matplotlib, which is the optional 'plot' extra: "
+                              "pip install 'harmonium[plot]', or pass plots=False.") from exc
     model_params = dict(model_params or {})
     unknown = [n for n in model_params if n not in specs]
     if unknown:
@@ -386,6 +408,9 @@ def compare(
         raise CorpusError("compare: the classification task needs labels and the corpus has none; pass "
                           "tasks=('perplexity',) or a labelled corpus.")
 
+    if n_docs is not None and n_docs < corpus.n_docs:
+        perm = np.random.default_rng(int(split_seed)).permutation(corpus.n_docs)
+        corpus = corpus[np.sort(perm[: int(n_docs)])]
     data = corpus.drop_empty() if max_words is None else restrict_vocabulary(corpus, int(max_words))
     if data.n_docs < 4:
         raise CorpusError(f"compare needs at least 4 non-empty documents; the corpus has {data.n_docs}.")
@@ -443,6 +468,10 @@ def compare(
 
     result = CompareResult(records, config, out, n_done, n_skipped)
     _write_table(result)
+    if plots:
+        from harmonium.report.plots import plot_compare
+
+        result.plots = plot_compare(result, out)
     return result
 
 

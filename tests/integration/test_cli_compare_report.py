@@ -57,6 +57,18 @@ def test_compare_errors_are_one_line(tsv, tmp_path, capsys):
     assert code == 2 and "--n-topics" in err
 
 
+def test_compare_subsets_and_plots_through_the_library(tsv, tmp_path, capsys, monkeypatch):
+    common = ("compare", tsv, "--label-column", "label", "-m", "lsi", "-k", "2", "--n-docs", "60")
+    code, out, err = run(capsys, *common, "-o", tmp_path / "a", "--no-plots", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["config"]["corpus"]["n_docs"] == 60 and not any(f.endswith(".png") for f in doc["files"])
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    code, out, err = run(capsys, *common, "-o", tmp_path / "b", "-q")
+    assert code == 1 and "pass --no-plots" in err and "plots=False" not in err, err
+    assert not (tmp_path / "b" / "cells").exists()  # refused before the grid, not after it
+
+
 def test_report_command(tsv, tmp_path, capsys):
     model = tmp_path / "m.hmn"
     code, _, err = run(capsys, "fit", tsv, "-k", 3, "--n-iter", 20, "--seed", 0, "-o", model, "-q")

@@ -184,3 +184,31 @@ def test_dual_wing_harmonium_is_classification_only(labelled, tmp_path):
     r = res.records[0]
     assert r["model"] == "Dual-wing harmonium" and r["perplexity"] is None and r["n_test_docs"] is None
     assert 0 <= r["accuracy_1nn"] <= 1 and r["fit_seconds"] == r["classification_fit_seconds"]
+
+
+def test_the_runner_draws_its_plots_on_a_seeded_subset(labelled, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    res = compare(labelled, ["lsi"], [2], out_dir=tmp_path / "a", n_docs=50, plots=True)
+    # LSI has accuracies and no perplexity: no perplexity figure
+    assert sorted(res.plots) == ["accuracy_vs_k", "time_vs_quality"]
+    for name, path in res.plots.items():
+        assert path == tmp_path / "a" / f"{name}.png" and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the subset is split_seed's permutation, kept in corpus order (what the CLI's --n-docs always took)
+    rec = res.records[0]
+    assert res.config["corpus"]["n_docs"] == 50 and rec["n_class_train"] + rec["n_class_test"] == 50
+    subset = labelled[np.sort(np.random.default_rng(0).permutation(labelled.n_docs)[:50])]
+    same = compare(subset, ["lsi"], [2], out_dir=tmp_path / "b")
+    assert same.config["corpus"] == res.config["corpus"] and same.plots == {}
+    other = compare(labelled, ["lsi"], [2], out_dir=tmp_path / "c", n_docs=50, split_seed=1)
+    assert other.config["corpus"] != res.config["corpus"]
+    whole = compare(labelled, ["lsi"], [2], out_dir=tmp_path / "d", n_docs=10_000)
+    assert whole.config["corpus"]["n_docs"] == labelled.n_docs
+    # no matplotlib: one error before the grid runs, nothing written
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    with pytest.raises(ImportError, match=r"pip install 'harmonium\[plot\]', or pass plots=False"):
+        compare(labelled, ["lsi"], [2], out_dir=tmp_path / "e", plots=True)
+    assert not (tmp_path / "e").exists()
+    with pytest.raises(InvalidParameterError, match="'n_docs' parameter of compare must be None or an int >= 1"):
+        compare(labelled, ["lsi"], [2], out_dir=tmp_path / "f", n_docs=0)
+    with pytest.raises(InvalidParameterError, match="'plots' parameter of compare must be True or False"):
+        compare(labelled, ["lsi"], [2], out_dir=tmp_path / "f", plots="yes")
