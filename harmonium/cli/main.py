@@ -116,7 +116,8 @@ def cli(ctx, debug):
               default="collapsed_gibbs", show_default=True,
               help="Gibbs samplers (seed 003) or variational inference: batch VB, online VB, CVB0 (seed 004).")
 @click.option("--batch-size", type=int, default=256, show_default=True, help="Documents per online VB mini-batch.")
-@click.option("--sampler", type=click.Choice(["sparse", "alias_mh", "plain"]), default="sparse", show_default=True,
+@click.option("--sampler", type=click.Choice(["sparse", "warp", "alias_mh", "plain", "auto"]), default="sparse",
+              show_default=True,
               help="How the collapsed samplers draw each topic (all exact).")
 @click.option("-j", "--n-jobs", type=int, default=1, show_default=True,
               help="Threads for parallel_gibbs, the VB E-step and CVB0, and inference on the test documents.")
