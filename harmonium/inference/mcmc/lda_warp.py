@@ -70,7 +70,7 @@ class WarpSweep:
     pass deliberately broken sweeps here. Mutates the state's arrays in place.
     """
 
-    def __init__(self, model: LDAModel, tokens: TokenStream, *, mh_steps: int = 1, compiled=None):
+    def __init__(self, model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compiled=None):
         if isinstance(mh_steps, bool) or not isinstance(mh_steps, (int, np.integer)) or mh_steps < 1:
             raise InvalidParameterError(
                 f"The 'mh_steps' parameter of the warp sampler must be an int >= 1. Got {mh_steps!r}.")
@@ -120,7 +120,7 @@ class WarpSweep:
                            self.alpha_prob, self.alpha_alias, self.small, self.large))
 
 
-def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 1, compiled=None) -> WarpSweep:
+def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compiled=None) -> WarpSweep:
     """The registry's factory: ``WarpSweep(model, tokens, ...)``."""
     return WarpSweep(model, tokens, mh_steps=mh_steps, compiled=compiled)
 
