@@ -84,6 +84,13 @@ def summarize(path: str) -> None:
     for corpus, K in cells:
         mine = {key: v for key, v in runs.items() if key[:2] == (corpus, K)}
         final = max(v[-1]["perplexity"] for v in mine.values())
+        n_eval = min(len(v) for v in mine.values())
+        print(f"{corpus} K={K} median perplexity at the evaluations (CPU s of sampling ~ "
+              f"{[round(statistics.median(v[j]['cpu_s'] for v in mine.values()), 1) for j in range(n_eval)]})")
+        for s in sorted({key[2] for key in mine}):
+            vs = [v for key, v in mine.items() if key[2] == s]
+            print(f"  {s:7s} " + " ".join(f"{statistics.median(v[j]['perplexity'] for v in vs):7.1f}"
+                                          for j in range(n_eval)))
         for slack in (1.0, 1.02):
             target = final * slack
             print(f"{corpus} K={K} target {target:.1f} ({'highest final' if slack == 1 else '+2%'}; mean doc length "

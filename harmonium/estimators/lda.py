@@ -81,10 +81,11 @@ class LDA(BaseEstimator):
         How the collapsed samplers draw each z_i, all exact: SparseLDA buckets
         (O(k_d + k_w) a token, the default: fastest as measured in
         benchmarks/RESULTS.md), WarpLDA-style word-major / document-major
-        Metropolis-Hastings passes (O(1), for many topics), alias tables with
+        Metropolis-Hastings passes (O(1); first to a held-out perplexity only
+        with thousands of topics on short documents), alias tables with
         Metropolis-Hastings (O(1)), or the plain O(K) reference. ``"auto"``
-        picks sparse or warp by the number of topics and the mean document
-        length, from the crossover measured in benchmarks/lda/warp_crossover.md.
+        picks warp for K >= 3000 and at most 10 tokens a document on average,
+        else sparse: the crossover measured in benchmarks/lda/warp_crossover.md.
     n_iter : int, default 200
         Sweeps over the training corpus: Gibbs sweeps, VB or CVB0 iterations,
         or online VB passes.

@@ -38,8 +38,11 @@ def test_warp_checkpoint_resume_is_bit_identical(synthetic, tmp_path, inference)
 
 
 def test_auto_picks_by_topics_and_document_length(synthetic):
-    assert cgs.choose_sampler(10, 50.0) == "sparse"
-    assert cgs.choose_sampler(cgs.AUTO_WARP_MIN_TOPICS, 1e6) == "warp"
+    # the measured cells (benchmarks/lda/warp_crossover.md)
+    assert cgs.choose_sampler(3000, 6.3) == "warp"
+    assert cgs.choose_sampler(3000, 34.8) == "sparse"
+    assert cgs.choose_sampler(1000, 6.3) == "sparse"
+    assert cgs.choose_sampler(100, 34.8) == "sparse"
     corpus, _, _ = synthetic
     # few topics: auto is the sparse chain itself
     a = LDA(5, sampler="auto", n_iter=5, random_state=1).fit(corpus)
