@@ -69,11 +69,15 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         ``"online_vb"``: stochastic VB on mini-batches (Hoffman et al. 2010);
         also :meth:`partial_fit`. ``"cvb0"``: zeroth-order collapsed VB
         (Asuncion et al. 2009), the most accurate of the three in our benchmarks.
-    sampler : {"sparse", "alias_mh", "plain"}, default "sparse"
+    sampler : {"sparse", "warp", "alias_mh", "plain", "auto"}, default "sparse"
         How the collapsed samplers draw each z_i, all exact: SparseLDA buckets
         (O(k_d + k_w) a token, the default: fastest as measured in
-        benchmarks/RESULTS.md), alias tables with Metropolis-Hastings (O(1)),
-        or the plain O(K) reference.
+        benchmarks/RESULTS.md), WarpLDA-style word-major / document-major
+        Metropolis-Hastings passes (O(1); first to a held-out perplexity only
+        with thousands of topics on short documents), alias tables with
+        Metropolis-Hastings (O(1)), or the plain O(K) reference. ``"auto"``
+        picks warp for K >= 3000 and at most 10 tokens a document on average,
+        else sparse: the crossover measured in benchmarks/lda/warp_crossover.md.
     n_iter : int, default 200
         Sweeps over the training corpus: Gibbs sweeps, VB or CVB0 iterations,
         or online VB passes.
@@ -188,7 +192,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         "doc_topic_prior": [_POSITIVE],
         "topic_word_prior": [_POSITIVE],
         "inference": [Options(("collapsed_gibbs", "parallel_gibbs", "naive_gibbs", *_lda_vi.VI_INFERENCE))],
-        "sampler": [Options(("sparse", "alias_mh", "plain"))],
+        "sampler": [Options(tuple(cgs.SAMPLERS))],
         "n_iter": [Interval("int", 1, None)],
         "burn_in": [NONE, Interval("int", 0, None)],
         "thin": [Interval("int", 1, None)],

@@ -282,7 +282,8 @@ def test_hyperparameter_optimisation_moves_alpha_and_beta(synthetic, tmp_path):
 
 
 @pytest.mark.parametrize("inference,sampler", [("collapsed_gibbs", "sparse"), ("collapsed_gibbs", "alias_mh"),
-                                               ("collapsed_gibbs", "plain"), ("naive_gibbs", "sparse")])
+                                               ("collapsed_gibbs", "plain"), ("collapsed_gibbs", "warp"),
+                                               ("naive_gibbs", "sparse")])
 def test_documents_longer_than_int16_use_int32_doc_counts(inference, sampler):
     from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
     from harmonium.models.directed.lda import counts_from_assignments, doc_count_dtype

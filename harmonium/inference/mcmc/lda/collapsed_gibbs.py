@@ -4,11 +4,13 @@ theta and phi are integrated out and each token's topic is drawn from
 
     p(z_i = k | z_-i, w) ∝ (n_dk^-i + alpha_k) (n_wk^-i + beta) / (n_k^-i + V beta)
 
-in a systematic scan over all tokens (one ``kernel`` call = one sweep). Three
+in a systematic scan over all tokens (one ``kernel`` call = one sweep). Four
 exact ways to make that draw are offered (:data:`SAMPLERS`): the plain O(K)
-reference, SparseLDA buckets (O(k_d + k_w)) and alias tables with
-Metropolis-Hastings (O(1)). Each leaves the collapsed posterior p(z | w)
-invariant, tested exactly in tests/statistical/test_lda_collapsed_exact.py.
+reference, SparseLDA buckets (O(k_d + k_w)), alias tables with
+Metropolis-Hastings (O(1)) and WarpLDA-style word-major / document-major
+Metropolis-Hastings passes (O(1), no tables). Each leaves the collapsed
+posterior p(z | w) invariant, tested exactly in tests/statistical/
+(test_lda_collapsed_exact.py, test_lda_alias_mh_exact.py, test_lda_warp_exact.py).
 
 Seeded topics (``model.seeds``, an asymmetric topic-word prior beta + delta
 with integer delta; :mod:`harmonium.models.directed.lda`): every sweep runs
@@ -29,6 +31,7 @@ import numpy as np
 
 from harmonium._kernels import lda_gibbs, lda_sparse
 from harmonium.corpus.corpus import TokenStream
+from harmonium.errors import InvalidParameterError
 from harmonium.models.directed.lda import (
     LDAModel,
     add_seed_counts,
@@ -161,9 +164,52 @@ def alias_mh_sweep(model: LDAModel, tokens: TokenStream):
     return alias_mh.make_sweep(model, tokens)
 
 
+def warp_sweep(model: LDAModel, tokens: TokenStream):
+    """The WarpLDA-style word-pass / document-pass MH sweep (exact), O(1) a token."""
+    from harmonium.inference.mcmc.lda import warp as lda_warp
+
+    return lda_warp.make_sweep(model, tokens)
+
+
+#: Crossover of ``sampler="auto"`` measured in benchmarks/lda/warp_crossover.md: warp reached a held-out
+#: perplexity first only with K = 3000 topics on short documents (PyPI summaries, 6.3 tokens a document);
+#: sparse was first at K = 100, 300, 1000 on both corpora and at K = 3000 on Debian (34.8 tokens a document).
+AUTO_WARP_MIN_TOPICS = 3000
+#: Documents at most this long on average (between the measured 6.3, warp first, and 34.8, sparse first;
+#: kept near the measured win because lengths in between were not measured).
+AUTO_WARP_MAX_DOC_LENGTH = 10.0
+
+
+def choose_sampler(n_topics: int, mean_doc_length: float, *, seeded: bool = False) -> str:
+    """The concrete sampler ``sampler="auto"`` runs: "warp" for many topics on short documents, else "sparse".
+
+    A seeded model (pseudo-counts in the tables, which warp's proposals cannot read) always gets "sparse".
+    """
+    if not seeded and n_topics >= AUTO_WARP_MIN_TOPICS and mean_doc_length <= AUTO_WARP_MAX_DOC_LENGTH:
+        return "warp"
+    return "sparse"
+
+
+def auto_sweep(model: LDAModel, tokens: TokenStream):
+    """The sweep of :func:`choose_sampler` for this model and corpus."""
+    n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
+    name = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
+    return SAMPLERS[name](model, tokens)
+
+
 #: Exact collapsed samplers, by name: each maps (model, tokens) to
 #: ``sweep(rng, state, d_lo, d_hi) -> n_changed`` over a range of documents.
-SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_sweep}
+#: "auto" is not a sampler of its own: it picks one by :func:`choose_sampler`.
+SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_sweep, "warp": warp_sweep,
+            "auto": auto_sweep}
+
+
+def check_sampler(sampler) -> str:
+    """``sampler`` if it names an entry of :data:`SAMPLERS`; else one error listing the choices."""
+    if not isinstance(sampler, str) or sampler not in SAMPLERS:
+        raise InvalidParameterError(
+            f"The 'sampler' parameter must be one of {sorted(SAMPLERS)}. Got {sampler!r}.")
+    return sampler
 
 
 class SweepCache:
@@ -197,8 +243,9 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
 
     Parameters
     ----------
-    sampler : {"sparse", "alias_mh", "plain"}
-        Which exact sampler draws each z_i (see :data:`SAMPLERS`).
+    sampler : {"sparse", "warp", "alias_mh", "plain", "auto"}
+        Which exact sampler draws each z_i (see :data:`SAMPLERS`); "auto"
+        picks by :func:`choose_sampler`.
     compute_log_joint : bool
         Whether ``info.log_joint`` is computed (O(DK + VK)); NaN otherwise.
     sweep : callable, optional
@@ -206,7 +253,8 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
         :func:`harmonium._kernels.lda_gibbs.collapsed_sweep`, used instead of
         ``sampler`` (tests pass deliberately broken sweeps here).
     """
-
+    if sweep is None:
+        check_sampler(sampler)
     sweeps = SweepCache(lambda model, tokens: plain_sweep(model, tokens, compiled=sweep)
                         if sweep is not None else SAMPLERS[sampler](model, tokens))
 

@@ -29,6 +29,7 @@ from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     CollapsedGibbsInfo,
     CollapsedGibbsState,
     SweepCache,
+    check_sampler,
 )
 from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint
@@ -41,6 +42,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
     Mutates the state's arrays in place. ``n_threads == 1`` returns the serial
     exact kernel of :mod:`harmonium.inference.mcmc.lda.collapsed_gibbs`.
     """
+    check_sampler(sampler)
     if n_threads == 1:
         return build_serial_kernel(sampler=sampler, compute_log_joint=compute_log_joint)
     cache = SweepCache(SAMPLERS[sampler])
@@ -54,6 +56,9 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
             CollapsedGibbsState(state.z, state.n_dk, base_wk.copy(), base_k.copy()) for _ in parts[1:]
         ]
         sweeps = [cache.get(model, tokens, part=p) for p in range(len(parts))]
+        for p, sw in enumerate(sweeps):  # sweeps that copy z (warp) take it before any worker writes
+            if hasattr(sw, "prepare"):
+                sw.prepare(locals_[p])
         n_changed = sum(run_blocks(lambda p, lo, hi: sweeps[p](rngs[p], locals_[p], lo, hi),
                                    [(p, lo, hi) for p, (lo, hi) in enumerate(parts)]))
         for loc in locals_[1:]:
