@@ -22,14 +22,18 @@ import zlib
 
 import numpy as np
 
+from harmonium._lazy import lazy
 from harmonium.corpus.ondisk import release_pages
 from harmonium.errors import InvalidParameterError
 from harmonium.inference.run import run
-from harmonium.inference.vi import lda_vb as vb
 from harmonium.io import load_checkpoint, save_checkpoint
-from harmonium.models.directed.lda import make_model
-from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
 from harmonium.parallel.seeds import check_random_state, generator_from_state
+
+# numba kernels and scipy.special on first use (harmonium/_lazy.py)
+vb = lazy("harmonium.inference.vi.lda_vb")
+make_model = lazy("harmonium.models.directed.lda", "make_model")
+optimize_alpha = lazy("harmonium.models.directed.lda_hyper", "optimize_alpha")
+optimize_beta = lazy("harmonium.models.directed.lda_hyper", "optimize_beta")
 
 VI_INFERENCE = ("vb", "cvb0", "online_vb")
 _TRACE_KEYS = ("iteration", "elbo", "log_likelihood_per_token", "change", "seconds", "alpha_sum", "beta")
@@ -108,7 +112,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     if ckpt is not None:
         rng, est.seed_ = ckpt.rng, ckpt.extra.get("seed")
         model = make_model(est.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], est._seeds)
-        if is_cvb0:  # the running float64 counts, not a recount of the float32 gamma: resume is exact
+        if is_cvb0:  # the running counts, not a recount of the float32 gamma: resume is exact
             state = vb.CVB0State(*(np.array(ckpt.arrays[k]) for k in vb.CVB0State._fields))
         else:
             state = vb.BatchVBState(np.array(ckpt.arrays["lam_wk"]), np.array(ckpt.arrays["gamma"]))
@@ -174,7 +178,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
     else:
         theta = state.gamma / state.gamma.sum(axis=1, keepdims=True)
         lam_wk = state.lam_wk
-    _finish(est, corpus, model, lam_wk, theta.astype(np.float32), trace, rng, last_it)
+    _finish(est, corpus, model, lam_wk, theta.astype(np.float32, copy=False), trace, rng, last_it)
 
 
 # -- online VB ---------------------------------------------------------------------------------
