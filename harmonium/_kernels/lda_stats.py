@@ -92,49 +92,36 @@ def doc_lengths(n_dk, out):
 
 
 @njit(cache=True, nogil=True)
-def sparse_theta_sizes(n_dk, ptr, top, mark, new_ptr):
-    """new_ptr[d + 1] = |topics stored for d in (ptr, top)  union  {k : n_dk[d, k] > 0}|, cumulated.
-
-    ``mark`` is a uint8 scratch of length K, all zero on entry and on exit.
-    """
-    D, K = n_dk.shape
-    new_ptr[0] = 0
-    for d in range(D):
-        m = ptr[d + 1] - ptr[d]
-        for j in range(ptr[d], ptr[d + 1]):
-            mark[top[j]] = 1
-        for k in range(K):
-            if n_dk[d, k] > 0 and mark[k] == 0:
-                m += 1
-        for j in range(ptr[d], ptr[d + 1]):
-            mark[top[j]] = 0
-        new_ptr[d + 1] = new_ptr[d] + m
-
-
-@njit(cache=True, nogil=True)
-def sparse_theta_add(n_dk, inv_len, ptr, top, val, new_ptr, new_top, new_val, mark):
+def sparse_theta_add(n_dk, inv_len, ptr, top, val, new_ptr, new_top, new_val):
     """Merge one sample into the sparse sums: new_val[d, k] = val[d, k] + n_dk[d, k] * inv_len[d].
 
-    The stored topics of d keep their order and the new ones follow in topic order. ``new_ptr`` comes
-    from :func:`sparse_theta_sizes`; ``mark`` is a uint8 scratch of length K, zero on entry and exit.
+    Each document's topics are stored in increasing order, and the merge with the row of n_dk is one
+    ordered pass. Documents are written one after another from the start of ``new_top`` /
+    ``new_val``, which must have room for len(top) + sum_d min(N_d, K) entries; returns the number
+    written (new_ptr[D]).
     """
     D, K = n_dk.shape
+    o = 0
     for d in range(D):
-        o = new_ptr[d]
+        new_ptr[d] = o
         inv = inv_len[d]
-        for j in range(ptr[d], ptr[d + 1]):
-            k = top[j]
-            mark[k] = 1
-            new_top[o] = k
-            new_val[o] = val[j] + n_dk[d, k] * inv
-            o += 1
+        j = ptr[d]
+        end = ptr[d + 1]
+        nxt = top[j] if j < end else K
         for k in range(K):
-            if n_dk[d, k] > 0 and mark[k] == 0:
+            c = n_dk[d, k]
+            if k == nxt:
                 new_top[o] = k
-                new_val[o] = n_dk[d, k] * inv
+                new_val[o] = val[j] + c * inv
                 o += 1
-        for j in range(ptr[d], ptr[d + 1]):
-            mark[top[j]] = 0
+                j += 1
+                nxt = top[j] if j < end else K
+            elif c > 0:
+                new_top[o] = k
+                new_val[o] = c * inv
+                o += 1
+    new_ptr[D] = o
+    return o
 
 
 @njit(cache=True, nogil=True)

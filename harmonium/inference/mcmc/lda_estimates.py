@@ -46,7 +46,7 @@ class SparseThetaSum:
     """sum_s (n_dk^(s) + alpha^(s)) / (N_d + A^(s)) over samples s, stored without a D x K array.
 
     ``ptr`` (D + 1), ``top`` and ``val`` hold, per document, the topics it has
-    held and the float32 sums of n_dk / (N_d + A) (CSR layout); ``alphas``
+    held (in increasing order) and the float32 sums of n_dk / (N_d + A) (CSR layout); ``alphas``
     (U, K) and ``weights`` (U,) the distinct alpha vectors of the samples and
     how many samples had each. ``doc_len`` is N_d.
     """
@@ -67,13 +67,13 @@ class SparseThetaSum:
             self.doc_len = np.empty(n_dk.shape[0], dtype=np.int64)
             lda_stats.doc_lengths(n_dk, self.doc_len)
         inv_len = 1.0 / (self.doc_len + alpha.sum())
-        mark = np.zeros(self.n_topics, dtype=np.uint8)
         new_ptr = np.empty_like(self.ptr)
-        lda_stats.sparse_theta_sizes(n_dk, self.ptr, self.top, mark, new_ptr)
-        new_top = np.empty(int(new_ptr[-1]), dtype=self.top.dtype)
-        new_val = np.empty(int(new_ptr[-1]), dtype=np.float32)
-        lda_stats.sparse_theta_add(n_dk, inv_len, self.ptr, self.top, self.val, new_ptr, new_top, new_val, mark)
-        self.ptr, self.top, self.val = new_ptr, new_top, new_val
+        # room for every topic a document could add (at most min(N_d, K)); the unused tail is cut off
+        room = self.top.shape[0] + int(np.minimum(self.doc_len, self.n_topics).sum())
+        new_top = np.empty(room, dtype=self.top.dtype)
+        new_val = np.empty(room, dtype=np.float32)
+        n = lda_stats.sparse_theta_add(n_dk, inv_len, self.ptr, self.top, self.val, new_ptr, new_top, new_val)
+        self.ptr, self.top, self.val = new_ptr, new_top[:n].copy(), new_val[:n].copy()
         same = np.flatnonzero((self.alphas == alpha).all(axis=1))
         if same.size:
             self.weights[same[0]] += 1.0
