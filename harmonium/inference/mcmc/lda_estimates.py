@@ -73,7 +73,9 @@ class SparseThetaSum:
         new_top = np.empty(room, dtype=self.top.dtype)
         new_val = np.empty(room, dtype=np.float32)
         n = lda_stats.sparse_theta_add(n_dk, inv_len, self.ptr, self.top, self.val, new_ptr, new_top, new_val)
-        self.ptr, self.top, self.val = new_ptr, new_top[:n].copy(), new_val[:n].copy()
+        new_top.resize(n, refcheck=False)  # shrinks the block in place (realloc): no second copy
+        new_val.resize(n, refcheck=False)
+        self.ptr, self.top, self.val = new_ptr, new_top, new_val
         same = np.flatnonzero((self.alphas == alpha).all(axis=1))
         if same.size:
             self.weights[same[0]] += 1.0
