@@ -140,9 +140,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
 
     def objective(st, m):
         if is_cvb0:
-            theta, phi = vb.cvb0_theta_phi(st, m)
-            ll = vb.point_log_likelihood(data, theta, np.ascontiguousarray(phi.T), est.n_jobs)
-            return float("nan"), ll / n_tokens
+            return float("nan"), vb.cvb0_log_likelihood(data, st, m, est.n_jobs) / n_tokens
         e = vb.elbo(data, st.lam_wk, st.gamma, m, est.n_jobs)
         return e, e / n_tokens
 
@@ -173,7 +171,7 @@ def fit_batch(est, corpus, fingerprint, *, resume: bool, callback) -> None:
                          est.n_iter, start=start, callback=on_iteration)
     model = current["model"]
     if is_cvb0:
-        theta, _ = vb.cvb0_theta_phi(state, model)
+        theta = vb.cvb0_theta_in_place(state, model)  # over n_dk: no second D x K array
         lam_wk = state.n_wk + model.beta  # n_wk carries delta (seeded topics)
     else:
         theta = state.gamma / state.gamma.sum(axis=1, keepdims=True)

@@ -400,6 +400,26 @@ def cvb0_theta_phi(state: CVB0State, model: LDAModel) -> tuple[np.ndarray, np.nd
     return theta, np.ascontiguousarray(phi.T)
 
 
+def cvb0_log_likelihood(data: VBData, state: CVB0State, model: LDAModel, n_threads: int = 1) -> float:
+    """CVB0's monitor, sum_{d,w} n_dw log sum_k theta_dk phi_kw at the point estimates of
+    :func:`cvb0_theta_phi`, with theta's rows made on the fly (no D x K array)."""
+    phi_wk = (state.n_wk + model.beta) / (state.n_k + state.n_wk.shape[0] * model.beta)
+    parts = run_blocks(
+        lambda lo, hi: kv.cvb0_log_likelihood(data.indptr, data.indices, data.data, lo, hi, state.n_dk,
+                                              model.alpha, phi_wk),
+        _blocks(data, n_threads),
+    )
+    return float(sum(parts))
+
+
+def cvb0_theta_in_place(state: CVB0State, model: LDAModel) -> np.ndarray:
+    """theta (D, K) float32 of :func:`cvb0_theta_phi`, written over ``state.n_dk`` (the state is spent)."""
+    theta = state.n_dk
+    theta += model.alpha.astype(theta.dtype)
+    theta /= theta.sum(axis=1, keepdims=True, dtype=np.float64).astype(theta.dtype)
+    return theta
+
+
 def point_log_likelihood(data: VBData, theta: np.ndarray, phi_wk: np.ndarray, n_threads: int = 1) -> float:
     """sum_{d,w} n_dw log sum_k theta_dk phi_kw (training fit at point estimates; CVB0's monitor)."""
     parts = run_blocks(
