@@ -8,6 +8,8 @@ Cases (``--cases``):
   ``--topics`` K, ``--sweeps`` sweeps, with the default burn-in (n_iter // 2, thin 1) and with
   ``burn_in = n_iter`` (no sample averaged);
 * ``parallel``: the same with ``inference="parallel_gibbs", n_jobs=2``;
+* ``accumulate``: the median CPU seconds of adding one sample to the Rao-Blackwellised sums
+  (``ChainAverage.add``, after each of ``--sweeps`` sweeps) and of reading ``topic_word()``;
 * ``cvb0``: CVB0 on the PyPI summaries (``--pypi-docs`` rows, all by default), K = 100, ``--cvb0-iters``;
 * ``tomotopy``: tomotopy's LDAModel on the same Debian token stream, run by ``--tomotopy-python`` (a
   separate virtual environment; the stream is written to a text file that it reads).
@@ -117,6 +119,30 @@ def worker(cfg: dict) -> dict:
         res["trace_ll"] = lda.trace_["log_likelihood_per_token"][-1]
         return res
     corpus = load_debian()
+    if case == "accumulate":  # CPU seconds to add one retained sample to the Rao-Blackwellised sums
+        import numpy as np
+
+        from harmonium.inference.mcmc import lda_collapsed_gibbs as cgs
+        from harmonium.inference.mcmc.lda_estimates import ChainAverage
+        from harmonium.models.directed.lda import make_model
+
+        tokens = corpus.tokens()
+        model = make_model(cfg["K"], corpus.n_words, 0.1, 0.01)
+        rng = np.random.default_rng(0)
+        state = cgs.init(rng, tokens, model)
+        kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
+        average = ChainAverage(corpus.n_docs, corpus.n_words, cfg["K"])
+        times = []
+        for _ in range(cfg["sweeps"]):
+            state, _ = kernel(rng, state, tokens, model)
+            t = time.process_time()
+            average.add(state.n_dk, state.n_wk, state.n_k, model.alpha, model.beta)
+            times.append(time.process_time() - t)
+        t = time.process_time()
+        average.topic_word()
+        res["topic_word_cpu_s"] = time.process_time() - t
+        res["add_cpu_s"] = sorted(times[1:])[len(times[1:]) // 2]  # the first add compiles or loads
+        return res
     res["rss_loaded_mib"] = maxrss()
     res["rss_after_load_mib"] = rss()
     res["peak_reset"] = reset_peak()
@@ -181,6 +207,8 @@ def main() -> None:
     for case in a.cases:
         if case in ("import", "tiny"):
             cfgs.append({"case": case})
+        elif case == "accumulate":
+            cfgs += [{"case": case, "K": K, "sweeps": a.sweeps} for K in a.topics]
         elif case in ("gibbs", "parallel"):
             for K in a.topics:
                 for burn_in in (None, a.sweeps):
