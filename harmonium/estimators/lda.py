@@ -440,6 +440,7 @@ class LDA(BaseEstimator):
             n_wk, n_k = state.n_wk, state.n_k
             del state
             self.topic_word_ = final_state_topic_word(n_wk, n_k, model.beta, model.seeds)
+        self.__dict__.pop("_doc_topic", None)  # a previous fit's array
         self._doc_topic_source = theta  # doc_topic_ (D x K) is made from the sparse sums on first access
         self.trace_ = trace
         self.rng_state_ = rng.bit_generator.state

@@ -335,3 +335,13 @@ def test_gibbs_fit_keeps_doc_topic_sparse_until_read(synthetic, tmp_path, burn_i
         assert m.n_samples_ == 3
     m.doc_topic_ = None  # the setter wins over the pending sums
     assert m.doc_topic_ is None
+
+
+def test_refit_drops_the_previous_doc_topic(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(4, n_iter=6, random_state=0).fit(corpus)
+    first = m.doc_topic_
+    assert "_doc_topic" in vars(m)
+    m.set_params(n_topics=3).fit(corpus)
+    assert "_doc_topic" not in vars(m)  # not held beside the new sums
+    assert m.doc_topic_.shape == (corpus.n_docs, 3) and first.shape[1] == 4
