@@ -55,10 +55,18 @@ def collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, p, d_l
 
 
 @njit(cache=True, nogil=True)
-def add_delta(target, local, base):
-    """target += local - base elementwise (any shape, flattened): merges one worker's count changes."""
-    t = target.reshape(-1)
-    lo = local.reshape(-1)
-    b = base.reshape(-1)
-    for i in range(t.shape[0]):
-        t[i] += lo[i] - b[i]
+def apply_moves(words, z_before, z_after, n_wk, n_k):
+    """Move each token's count from topic z_before[i] to z_after[i] in n_wk and n_k (aligned slices).
+
+    Merges one AD-LDA worker's changes from its tokens' old and new topics, so that no copy of the
+    V x K table the workers started from is needed: the sum of these moves is local - base exactly.
+    """
+    for i in range(words.shape[0]):
+        a = z_before[i]
+        b = z_after[i]
+        if a != b:
+            w = words[i]
+            n_wk[w, a] -= 1
+            n_wk[w, b] += 1
+            n_k[a] -= 1
+            n_k[b] += 1

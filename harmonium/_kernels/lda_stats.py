@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 
@@ -76,3 +77,105 @@ def count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k):
             n_dk[d, k] += 1
             n_wk[words[i], k] += 1
             n_k[k] += 1
+
+
+# -- sparse Rao-Blackwellised theta sums (harmonium.inference.mcmc.lda_estimates) ----------------------
+@njit(cache=True, nogil=True)
+def doc_lengths(n_dk, out):
+    """out[d] = N_d = sum_k n_dk (the row sums of the document-topic counts)."""
+    D, K = n_dk.shape
+    for d in range(D):
+        n_d = 0
+        for k in range(K):
+            n_d += n_dk[d, k]
+        out[d] = n_d
+
+
+@njit(cache=True, nogil=True)
+def sparse_theta_add(n_dk, inv_len, ptr, top, val, new_ptr, new_top, new_val):
+    """Merge one sample into the sparse sums: new_val[d, k] = val[d, k] + n_dk[d, k] * inv_len[d].
+
+    Each document's topics are stored in increasing order, and the merge with the row of n_dk is one
+    ordered pass. Documents are written one after another from the start of ``new_top`` /
+    ``new_val``, which must have room for len(top) + sum_d min(N_d, K) entries; returns the number
+    written (new_ptr[D]).
+    """
+    D, K = n_dk.shape
+    o = 0
+    for d in range(D):
+        new_ptr[d] = o
+        inv = inv_len[d]
+        j = ptr[d]
+        end = ptr[d + 1]
+        nxt = top[j] if j < end else K
+        for k in range(K):
+            c = n_dk[d, k]
+            if k == nxt:
+                new_top[o] = k
+                new_val[o] = val[j] + c * inv
+                o += 1
+                j += 1
+                nxt = top[j] if j < end else K
+            elif c > 0:
+                new_top[o] = k
+                new_val[o] = c * inv
+                o += 1
+    new_ptr[D] = o
+    return o
+
+
+@njit(cache=True, nogil=True)
+def sparse_theta_dense(ptr, top, val, doc_len, alphas, weights, out):
+    """out[d, k] = theta_hat_dk, rows normalised, from the sparse count sums and the samples' alphas.
+
+    theta_hat_dk ∝ sum_u weights[u] alphas[u, k] / (N_d + sum alphas[u]) + sum_s n_dk^(s) / (N_d + A^(s)),
+    the second term being the stored ``val``. Sums are float64; ``out`` may be float32.
+    """
+    D, K = out.shape
+    U = alphas.shape[0]
+    row = np.empty(K)
+    a_sum = np.empty(U)
+    for u in range(U):
+        s = 0.0
+        for k in range(K):
+            s += alphas[u, k]
+        a_sum[u] = s
+    for d in range(D):
+        for k in range(K):
+            row[k] = 0.0
+        for u in range(U):
+            c = weights[u] / (doc_len[d] + a_sum[u])
+            for k in range(K):
+                row[k] += alphas[u, k] * c
+        for j in range(ptr[d], ptr[d + 1]):
+            row[top[j]] += val[j]
+        total = 0.0
+        for k in range(K):
+            total += row[k]
+        inv = 1.0 / total
+        for k in range(K):
+            out[d, k] = row[k] * inv
+
+
+@njit(cache=True, nogil=True)
+def normalised_transpose(x_wk, out):
+    """out[k, w] = x_wk[w, k] / sum_w x_wk[w, k]: phi_hat (K, V) from the (V, K) sums, no temporaries."""
+    V, K = x_wk.shape
+    tot = np.zeros(K)
+    for w in range(V):
+        for k in range(K):
+            tot[k] += x_wk[w, k]
+    for k in range(K):
+        tot[k] = 1.0 / tot[k]
+    for w in range(V):
+        for k in range(K):
+            out[k, w] = x_wk[w, k] * tot[k]
+
+
+@njit(cache=True, nogil=True)
+def topic_word_from_counts(n_wk, den, beta, out):
+    """out[k, w] = (n_wk[w, k] + beta) / den[k]: E[phi | z, w] (K, V) of the symmetric prior, no temporaries."""
+    V, K = n_wk.shape
+    for w in range(V):
+        for k in range(K):
+            out[k, w] = (n_wk[w, k] + beta) / den[k]

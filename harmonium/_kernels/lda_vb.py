@@ -257,3 +257,24 @@ def point_log_likelihood(indptr, indices, data, d_lo, d_hi, theta, phi_wk):
                 s += t[k] * row[k]
             total += data[j] * math.log(s)
     return total
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def cvb0_log_likelihood(indptr, indices, data, d_lo, d_hi, n_dk, alpha, phi_wk):
+    """:func:`point_log_likelihood` at CVB0's theta_dk = (n_dk + alpha_k) / (N_d + sum alpha), each row
+    made on the fly from the expected counts (no D x K theta)."""
+    K = alpha.shape[0]
+    total = 0.0
+    for d in range(d_lo, d_hi):
+        nd = n_dk[d]
+        norm = 0.0
+        for k in range(K):
+            norm += nd[k] + alpha[k]
+        inv = 1.0 / norm
+        for j in range(indptr[d], indptr[d + 1]):
+            row = phi_wk[indices[j]]
+            s = 0.0
+            for k in range(K):
+                s += (nd[k] + alpha[k]) * row[k]
+            total += data[j] * math.log(s * inv)
+    return total

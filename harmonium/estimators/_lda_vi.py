@@ -20,12 +20,16 @@ import time
 
 import numpy as np
 
+from harmonium._lazy import lazy
 from harmonium.corpus.ondisk import release_pages
 from harmonium.errors import InvalidParameterError
-from harmonium.inference.vi import lda_vb as vb
-from harmonium.models.directed.lda import make_model
-from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
 from harmonium.parallel.seeds import check_random_state, generator_from_state
+
+# numba kernels and scipy.special on first use (harmonium/_lazy.py)
+vb = lazy("harmonium.inference.vi.lda_vb")
+make_model = lazy("harmonium.models.directed.lda", "make_model")
+optimize_alpha = lazy("harmonium.models.directed.lda_hyper", "optimize_alpha")
+optimize_beta = lazy("harmonium.models.directed.lda_hyper", "optimize_beta")
 
 VI_INFERENCE = ("vb", "cvb0", "online_vb")
 TRACE_KEYS = ("iteration", "elbo", "log_likelihood_per_token", "change", "seconds", "alpha_sum", "beta")
@@ -131,10 +135,8 @@ def fit_batch(est, corpus, rec) -> None:
 
     def evaluate(it, st, info):
         m = current["model"]
-        if is_cvb0:
-            theta, phi = vb.cvb0_theta_phi(st, m)
-            ll = vb.point_log_likelihood(data, theta, np.ascontiguousarray(phi.T), est.n_jobs)
-            return _row(it, float("nan"), ll / n_tokens, info.change, m)
+        if is_cvb0:  # no D x K theta at each evaluation
+            return _row(it, float("nan"), vb.cvb0_log_likelihood(data, st, m, est.n_jobs) / n_tokens, info.change, m)
         e = vb.elbo(data, st.lam_wk, st.gamma, m, est.n_jobs)
         return _row(it, e, e / n_tokens, info.change, m)
 
@@ -146,12 +148,12 @@ def fit_batch(est, corpus, rec) -> None:
                                converged=lambda trace: _converged(trace, est.tol))
     model = current["model"]
     if is_cvb0:
-        theta, _ = vb.cvb0_theta_phi(state, model)
+        theta = vb.cvb0_theta_in_place(state, model)  # over n_dk: no second D x K array
         lam_wk = state.n_wk + model.beta  # n_wk carries delta (seeded topics)
     else:
         theta = state.gamma / state.gamma.sum(axis=1, keepdims=True)
         lam_wk = state.lam_wk
-    _finish(est, corpus, model, lam_wk, theta.astype(np.float32))
+    _finish(est, corpus, model, lam_wk, theta.astype(np.float32, copy=False))
     est._finish_fit(rec, last_it)
 
 

@@ -18,30 +18,37 @@ Estimates: :mod:`harmonium.inference.mcmc.lda.estimates`; hyperparameters:
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harmonium._lazy import lazy
 from harmonium._validation import NONE, InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
 from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
-from harmonium.evaluation.completion import CompletionResult, document_completion
-from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
-from harmonium.inference.mcmc.lda import naive_gibbs as ngs
-from harmonium.inference.mcmc.lda import parallel_gibbs as pgs
-from harmonium.inference.mcmc.lda.estimates import ChainAverage, keep_sample
-from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
-from harmonium.models.directed.lda import (
-    collapsed_log_joint,
-    doc_topic_mean,
-    make_model,
-    make_seed_prior,
-    topic_word_mean,
-)
-from harmonium.models.directed.lda_hyper import optimize_alpha, optimize_beta
 from harmonium.parallel.seeds import check_random_state
+
+if TYPE_CHECKING:
+    from harmonium.evaluation.completion import CompletionResult
+
+# The samplers, their numba kernels and scipy.special are imported on first use, not by `import harmonium`.
+document_completion = lazy("harmonium.evaluation.completion", "document_completion")
+cgs = lazy("harmonium.inference.mcmc.lda.collapsed_gibbs")
+ngs = lazy("harmonium.inference.mcmc.lda.naive_gibbs")
+pgs = lazy("harmonium.inference.mcmc.lda.parallel_gibbs")
+ChainAverage = lazy("harmonium.inference.mcmc.lda.estimates", "ChainAverage")
+final_state_theta = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_theta")
+final_state_topic_word = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_topic_word")
+keep_sample = lazy("harmonium.inference.mcmc.lda.estimates", "keep_sample")
+infer_fixed_topics = lazy("harmonium.inference.mcmc.lda.infer", "infer_fixed_topics")
+collapsed_log_joint = lazy("harmonium.models.directed.lda", "collapsed_log_joint")
+make_model = lazy("harmonium.models.directed.lda", "make_model")
+make_seed_prior = lazy("harmonium.models.directed.lda", "make_seed_prior")
+optimize_alpha = lazy("harmonium.models.directed.lda_hyper", "optimize_alpha")
+optimize_beta = lazy("harmonium.models.directed.lda_hyper", "optimize_beta")
 
 _POSITIVE = Interval("real", 0, None, "neither")
 _GIBBS_TRACE_KEYS = ("iteration", "log_joint", "log_likelihood_per_token", "n_changed", "seconds", "alpha_sum", "beta")
@@ -151,6 +158,8 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
     doc_topic_ : float32 ndarray (D, K) or None
         Rao-Blackwellised posterior mean of theta for the training documents
         (float32: it is the largest fitted array on corpora of many documents).
+        Gibbs fits keep the sums sparse and make this dense array on first
+        access, so a fit that never reads it never holds a D x K array.
         Variational fits: E_q[theta_d]. None after online VB, which keeps no
         per-document state.
     alpha_ : ndarray (K,)
@@ -268,6 +277,23 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         self.checkpoint_every = checkpoint_every
         self.random_state = random_state
 
+    # -- doc_topic_, made on first access after a Gibbs fit ----------------------------
+    @property
+    def doc_topic_(self):
+        source = self.__dict__.get("_doc_topic_source")
+        if source is not None:  # the Rao-Blackwellised sums are sparse; the dense D x K array only when asked
+            self.__dict__["_doc_topic"] = source.dense()
+            self.__dict__["_doc_topic_source"] = None
+        try:
+            return self.__dict__["_doc_topic"]
+        except KeyError:
+            raise AttributeError("'LDA' object has no attribute 'doc_topic_'") from None
+
+    @doc_topic_.setter
+    def doc_topic_(self, value):
+        self.__dict__["_doc_topic_source"] = None
+        self.__dict__["_doc_topic"] = value
+
     # -- fitting ---------------------------------------------------------------------
     def _check_training_corpus(self, corpus: Corpus) -> None:
         if corpus.n_docs == 0:
@@ -382,12 +408,18 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         self.alpha_ = model.alpha
         self.beta_ = model.beta
         self.n_samples_ = average.n_samples
+        # the count tables are let go before the (K, V) float64 topic_word_ is made: that is the fit's peak
         if average.n_samples:
+            theta = average.theta
+            del state
             self.topic_word_ = average.topic_word()
-            self.doc_topic_ = average.doc_topic(in_place=True)
         else:
-            self.topic_word_ = topic_word_mean(state.n_wk, state.n_k, model.beta, model.seeds)
-            self.doc_topic_ = doc_topic_mean(state.n_dk, model.alpha).astype(np.float32)
+            theta = final_state_theta(state.n_dk, model.alpha)
+            n_wk, n_k = state.n_wk, state.n_k
+            del state
+            self.topic_word_ = final_state_topic_word(n_wk, n_k, model.beta, model.seeds)
+        self.__dict__.pop("_doc_topic", None)  # a previous fit's array
+        self._doc_topic_source = theta  # doc_topic_ (D x K) is made from the sparse sums on first access
         self._finish_fit(rec, last_it)
 
     def _seed_map(self) -> dict[int, tuple[str, ...]]:

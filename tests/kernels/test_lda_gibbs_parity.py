@@ -125,3 +125,21 @@ def test_fixed_topics_sweep_sparse_matches_reference():
         reference_fixed_topics_sweep_sparse(rb, tokens.doc_ptr, tokens.words, zb, nb, phi_wk, alpha, initialise)
         np.testing.assert_array_equal(za, zb)
         np.testing.assert_array_equal(na, nb)
+
+
+def test_apply_moves_is_the_count_difference():
+    """AD-LDA's merge: moving each token from its old to its new topic gives the recount of the new z."""
+    rng = np.random.default_rng(11)
+    N, V, K = 300, 17, 6
+    doc_ptr = np.array([0, 120, N])
+    words = rng.integers(0, V, N).astype(np.int32)
+    z0 = rng.integers(0, K, N).astype(np.int32)
+    z1 = z0.copy()
+    moved = rng.random(N) < 0.4
+    z1[moved] = rng.integers(0, K, moved.sum())
+    _, n_wk, n_k = counts_from_assignments(doc_ptr, words, z0, K, V)
+    lda_gibbs.apply_moves(words[120:], z0[120:], z1[120:], n_wk, n_k)  # one worker's token range
+    z_want = np.concatenate([z0[:120], z1[120:]])
+    _, want_wk, want_k = counts_from_assignments(doc_ptr, words, z_want, K, V)
+    np.testing.assert_array_equal(n_wk, want_wk)
+    np.testing.assert_array_equal(n_k, want_k)

@@ -35,3 +35,41 @@ def test_accumulators_match_numpy():
     np.testing.assert_allclose(phi, 1 + (n_wk + beta) / (n_k + n_wk.shape[0] * beta), rtol=1e-12)
     num = n_dk + alpha
     np.testing.assert_allclose(theta, 1 + num / num.sum(1, keepdims=True), rtol=1e-6)
+
+
+def test_sparse_theta_kernels_match_numpy():
+    """The sparse theta sums (issue 21): merge, dense read-out, and the phi read-outs, against numpy."""
+    n_dk, n_wk, n_k, alpha, beta = _tables(5)
+    D, K = n_dk.shape
+    n_dk[n_dk.sum(1) == 0, 0] = 1
+    doc_len = np.empty(D, dtype=np.int64)
+    lda_stats.doc_lengths(n_dk, doc_len)
+    np.testing.assert_array_equal(doc_len, n_dk.sum(1))
+    inv = 1.0 / (doc_len + alpha.sum())
+    ptr, top, val = np.zeros(D + 1, np.int64), np.zeros(0, np.int16), np.zeros(0, np.float32)
+    dense = np.zeros((D, K))
+    for shift in range(3):  # the same lengths, topics rotated: documents gain topics
+        counts = np.roll(n_dk, shift, axis=1)
+        room = top.shape[0] + int(np.minimum(doc_len, K).sum())
+        new_ptr, new_top, new_val = np.empty(D + 1, np.int64), np.empty(room, np.int16), np.empty(room, np.float32)
+        n = lda_stats.sparse_theta_add(counts, inv, ptr, top, val, new_ptr, new_top, new_val)
+        ptr, top, val = new_ptr, new_top[:n], new_val[:n]
+        dense += counts * inv[:, None]
+        got = np.zeros((D, K))
+        for d in range(D):
+            seg = slice(ptr[d], ptr[d + 1])
+            assert np.all(np.diff(top[seg]) > 0)  # increasing topics, no repeats
+            got[d, top[seg]] = val[seg]
+        np.testing.assert_allclose(got, dense, rtol=1e-6)
+        assert n == (dense > 0).sum()
+    out = np.empty((D, K), dtype=np.float32)
+    lda_stats.sparse_theta_dense(ptr, top, val, doc_len, alpha[None, :], np.array([3.0]), out)
+    want = dense + 3 * alpha[None, :] * inv[:, None]
+    np.testing.assert_allclose(out, want / want.sum(1, keepdims=True), rtol=1e-6)
+    phi_sum = (n_wk + 0.5).astype(np.float32)
+    out = np.empty(phi_sum.T.shape)
+    lda_stats.normalised_transpose(phi_sum, out)
+    np.testing.assert_allclose(out, (phi_sum / phi_sum.sum(0)).T, rtol=1e-6)
+    den = n_k + n_wk.shape[0] * beta
+    lda_stats.topic_word_from_counts(n_wk, den, beta, out)
+    np.testing.assert_allclose(out, ((n_wk + beta) / den).T, rtol=1e-14)

@@ -154,3 +154,16 @@ def test_point_log_likelihood_parity():
     ref = float((dense * np.log(theta @ phi_wk.T)).sum())
     ours = kv.point_log_likelihood(indptr, indices, data, 0, dense.shape[0], theta, phi_wk)
     assert ours == pytest.approx(ref, rel=1e-12)
+
+
+def test_cvb0_log_likelihood_is_the_point_log_likelihood_of_cvb0_theta():
+    """CVB0's monitor makes theta's rows on the fly (issue 21); it equals the dense computation."""
+    indptr, indices, data, dense = _corpus(12)
+    rng = np.random.default_rng(13)
+    n_dk = (rng.random((dense.shape[0], 3)) * 4).astype(np.float32)
+    alpha = np.array([0.2, 0.1, 0.4])
+    phi_wk = rng.dirichlet(np.ones(dense.shape[1]), size=3).T.copy()
+    theta = (n_dk + alpha) / (n_dk + alpha).sum(axis=1, keepdims=True)
+    ref = float((dense * np.log(theta @ phi_wk.T)).sum())
+    ours = kv.cvb0_log_likelihood(indptr, indices, data, 0, dense.shape[0], n_dk, alpha, phi_wk)
+    assert ours == pytest.approx(ref, rel=1e-10)

@@ -87,7 +87,7 @@ class OnlineVBState(NamedTuple):
 
 class CVB0State(NamedTuple):
     gamma: np.ndarray  # (nnz, K) float32, responsibilities of each (document, word) entry
-    n_dk: np.ndarray  # (D, K) float64 expected counts
+    n_dk: np.ndarray  # (D, K) float32 expected counts (float64 n_wk, n_k: they sum over many more entries)
     n_wk: np.ndarray  # (V, K) float64
     n_k: np.ndarray  # (K,) float64
 
@@ -348,7 +348,7 @@ def cvb0_state_from_gamma(data: VBData, gamma: np.ndarray, n_topics: int,
                           seeds: SeedPrior | None = None) -> CVB0State:
     """Expected counts n_dk, n_wk, n_k of entry responsibilities ``gamma`` (nnz, K), plus the seed
     pseudo-counts delta in n_wk and Delta in n_k when ``seeds`` are given (see the module docstring)."""
-    n_dk = np.zeros((data.n_docs, n_topics))
+    n_dk = np.zeros((data.n_docs, n_topics), dtype=np.float32)  # D x K: the largest table after gamma
     n_wk = np.zeros((data.n_words, n_topics))
     n_k = np.zeros(n_topics)
     kv.cvb0_counts(data.indptr, data.indices, data.data, gamma, n_dk, n_wk, n_k)
@@ -393,11 +393,31 @@ def build_cvb0_kernel(*, n_threads: int = 1):
 
 
 def cvb0_theta_phi(state: CVB0State, model: LDAModel) -> tuple[np.ndarray, np.ndarray]:
-    """Point estimates theta (D, K) and phi (K, V) from the expected counts (posterior-mean form)."""
-    theta = state.n_dk + model.alpha
-    theta /= theta.sum(axis=1, keepdims=True)
+    """Point estimates theta (D, K) float32 and phi (K, V) from the expected counts (posterior-mean form)."""
+    theta = state.n_dk + model.alpha.astype(np.float32)
+    theta /= theta.sum(axis=1, keepdims=True, dtype=np.float64).astype(np.float32)
     phi = (state.n_wk + model.beta) / (state.n_k + state.n_wk.shape[0] * model.beta)
     return theta, np.ascontiguousarray(phi.T)
+
+
+def cvb0_log_likelihood(data: VBData, state: CVB0State, model: LDAModel, n_threads: int = 1) -> float:
+    """CVB0's monitor, sum_{d,w} n_dw log sum_k theta_dk phi_kw at the point estimates of
+    :func:`cvb0_theta_phi`, with theta's rows made on the fly (no D x K array)."""
+    phi_wk = (state.n_wk + model.beta) / (state.n_k + state.n_wk.shape[0] * model.beta)
+    parts = run_blocks(
+        lambda lo, hi: kv.cvb0_log_likelihood(data.indptr, data.indices, data.data, lo, hi, state.n_dk,
+                                              model.alpha, phi_wk),
+        _blocks(data, n_threads),
+    )
+    return float(sum(parts))
+
+
+def cvb0_theta_in_place(state: CVB0State, model: LDAModel) -> np.ndarray:
+    """theta (D, K) float32 of :func:`cvb0_theta_phi`, written over ``state.n_dk`` (the state is spent)."""
+    theta = state.n_dk
+    theta += model.alpha.astype(theta.dtype)
+    theta /= theta.sum(axis=1, keepdims=True, dtype=np.float64).astype(theta.dtype)
+    return theta
 
 
 def point_log_likelihood(data: VBData, theta: np.ndarray, phi_wk: np.ndarray, n_threads: int = 1) -> float:

@@ -306,3 +306,43 @@ def test_documents_longer_than_int16_use_int32_doc_counts(inference, sampler):
         for got, want in zip(state[1:], counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, 3, 3),
                              strict=True):
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("burn_in", [None, 12])
+def test_gibbs_fit_keeps_doc_topic_sparse_until_read(synthetic, tmp_path, burn_in):
+    """Issue 21: after a Gibbs fit no D x K array is held until doc_topic_ is read; the array made then is
+    the Rao-Blackwellised mean, or, with no retained sample (burn_in = n_iter), the final state's
+    (n_dk + alpha) / (N_d + sum alpha), computed here from the checkpointed assignments."""
+    from harmonium.io import load_checkpoint
+    from harmonium.models.directed.lda import counts_from_assignments, doc_topic_mean, topic_word_mean
+
+    corpus, _, _ = synthetic
+    path = tmp_path / "c.ckpt"
+    m = LDA(6, n_iter=12, burn_in=burn_in, thin=2, checkpoint_path=path, random_state=0).fit(corpus)
+    D, K = corpus.n_docs, 6
+    assert not [k for k, v in vars(m).items() if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[0] == D]
+    theta = m.doc_topic_
+    assert theta.shape == (D, K) and theta.dtype == np.float32
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0, rtol=1e-6)
+    assert m.doc_topic_ is theta  # made once
+    if burn_in == 12:
+        assert m.n_samples_ == 0
+        ts = corpus.tokens()
+        n_dk, n_wk, n_k = counts_from_assignments(ts.doc_ptr, ts.words, load_checkpoint(path).arrays["z"], K,
+                                                  corpus.n_words)
+        np.testing.assert_allclose(theta, doc_topic_mean(n_dk, m.alpha_), rtol=1e-6)
+        np.testing.assert_allclose(m.topic_word_, topic_word_mean(n_wk, n_k, m.beta_), rtol=1e-14)
+    else:
+        assert m.n_samples_ == 3
+    m.doc_topic_ = None  # the setter wins over the pending sums
+    assert m.doc_topic_ is None
+
+
+def test_refit_drops_the_previous_doc_topic(synthetic):
+    corpus, _, _ = synthetic
+    m = LDA(4, n_iter=6, random_state=0).fit(corpus)
+    first = m.doc_topic_
+    assert "_doc_topic" in vars(m)
+    m.set_params(n_topics=3).fit(corpus)
+    assert "_doc_topic" not in vars(m)  # not held beside the new sums
+    assert m.doc_topic_.shape == (corpus.n_docs, 3) and first.shape[1] == 4

@@ -62,7 +62,7 @@ def test_same_seed_and_threads_identical_and_counts_consistent(problem, sampler)
 
 
 def test_negative_control_unmerged_worker_counts_break_the_invariant(problem, monkeypatch):
-    monkeypatch.setattr(pg, "add_delta", lambda target, local, base: None)
+    monkeypatch.setattr(pg, "apply_moves", lambda *args: None)
     a = _run(problem, 2, 7)
     tokens, model = problem
     n_wk = counts_from_assignments(tokens.doc_ptr, tokens.words, a.z, model.n_topics, model.n_words)[1]

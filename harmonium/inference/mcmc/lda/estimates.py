@@ -12,8 +12,17 @@ draws:
                    (seeded topics: beta + delta_kw over V beta + Delta_k)
     theta_hat_dk = 1/S sum_s (n_dk^(s) + alpha_k) / (N_d + sum alpha)
 
-The sums are float64 for phi (V x K) and float32 for theta (D x K, the
-larger one for corpora of many documents).
+Storage (issue 21): the phi sum is a V x K float32 array. The theta sum is
+never a dense D x K array: since N_d does not change between samples,
+
+    theta_hat_dk ∝ sum_s alpha_k^(s) / (N_d + A^(s))  +  sum_s n_dk^(s) / (N_d + A^(s))
+
+(A = sum_k alpha_k). The second term is non-zero only on the topics a
+document has held in some retained sample and is kept sparse (per document,
+a list of (topic, float32 sum)); the first needs only the samples' alpha
+vectors (one row while alpha is fixed). The dense D x K theta_hat is made
+on request (:meth:`ChainAverage.doc_topic`), once, by the estimator's
+``doc_topic_``.
 """
 
 from __future__ import annotations
@@ -29,12 +38,98 @@ def keep_sample(iteration: int, burn_in: int, thin: int) -> bool:
     return iteration > burn_in and (iteration - burn_in) % thin == 0
 
 
+def _topic_dtype(n_topics: int) -> np.dtype:
+    return np.dtype(np.int16) if n_topics <= 2**15 else np.dtype(np.int32)
+
+
+class SparseThetaSum:
+    """sum_s (n_dk^(s) + alpha^(s)) / (N_d + A^(s)) over samples s, stored without a D x K array.
+
+    ``ptr`` (D + 1), ``top`` and ``val`` hold, per document, the topics it has
+    held (in increasing order) and the float32 sums of n_dk / (N_d + A) (CSR layout); ``alphas``
+    (U, K) and ``weights`` (U,) the distinct alpha vectors of the samples and
+    how many samples had each. ``doc_len`` is N_d.
+    """
+
+    def __init__(self, n_docs: int, n_topics: int):
+        self.n_topics = int(n_topics)
+        self.ptr = np.zeros(n_docs + 1, dtype=np.int64)
+        self.top = np.zeros(0, dtype=_topic_dtype(n_topics))
+        self.val = np.zeros(0, dtype=np.float32)
+        self.alphas = np.zeros((0, n_topics))
+        self.weights = np.zeros(0)
+        self.doc_len = None
+
+    def add(self, n_dk, alpha) -> None:
+        """Add one sample's (n_dk + alpha) / (N_d + A); the arrays are replaced, never grown in place."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        if self.doc_len is None:
+            self.doc_len = np.empty(n_dk.shape[0], dtype=np.int64)
+            lda_stats.doc_lengths(n_dk, self.doc_len)
+        inv_len = 1.0 / (self.doc_len + alpha.sum())
+        new_ptr = np.empty_like(self.ptr)
+        # room for every topic a document could add (at most min(N_d, K)); the unused tail is cut off
+        room = self.top.shape[0] + int(np.minimum(self.doc_len, self.n_topics).sum())
+        new_top = np.empty(room, dtype=self.top.dtype)
+        new_val = np.empty(room, dtype=np.float32)
+        n = lda_stats.sparse_theta_add(n_dk, inv_len, self.ptr, self.top, self.val, new_ptr, new_top, new_val)
+        new_top.resize(n, refcheck=False)  # shrinks the block in place (realloc): no second copy
+        new_val.resize(n, refcheck=False)
+        self.ptr, self.top, self.val = new_ptr, new_top, new_val
+        same = np.flatnonzero((self.alphas == alpha).all(axis=1))
+        if same.size:
+            self.weights[same[0]] += 1.0
+        else:
+            self.alphas = np.vstack([self.alphas, alpha[None, :]])
+            self.weights = np.append(self.weights, 1.0)
+
+    def dense(self) -> np.ndarray:
+        """theta_hat as a (D, K) float32 array with rows summing to one."""
+        out = np.empty((self.ptr.shape[0] - 1, self.n_topics), dtype=np.float32)
+        doc_len = self.doc_len if self.doc_len is not None else np.zeros(out.shape[0], dtype=np.int64)
+        lda_stats.sparse_theta_dense(self.ptr, self.top, self.val, doc_len, self.alphas, self.weights, out)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.ptr, self.top, self.val, self.alphas, self.weights)) + (
+            0 if self.doc_len is None else self.doc_len.nbytes)
+
+    def to_arrays(self, prefix: str) -> dict:
+        return {f"{prefix}_ptr": self.ptr, f"{prefix}_top": self.top, f"{prefix}_val": self.val,
+                f"{prefix}_alphas": self.alphas, f"{prefix}_weights": self.weights,
+                f"{prefix}_doc_len": self.doc_len if self.doc_len is not None else np.zeros(0, dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, prefix: str) -> SparseThetaSum:
+        out = cls.__new__(cls)
+        out.alphas = np.array(arrays[f"{prefix}_alphas"], dtype=np.float64)
+        out.n_topics = out.alphas.shape[1]
+        out.ptr = np.array(arrays[f"{prefix}_ptr"], dtype=np.int64)
+        out.top = np.array(arrays[f"{prefix}_top"], dtype=_topic_dtype(out.n_topics))
+        out.val = np.array(arrays[f"{prefix}_val"], dtype=np.float32)
+        out.weights = np.array(arrays[f"{prefix}_weights"], dtype=np.float64)
+        doc_len = np.array(arrays[f"{prefix}_doc_len"], dtype=np.int64)
+        out.doc_len = doc_len if doc_len.shape[0] == out.ptr.shape[0] - 1 else None
+        return out
+
+    @classmethod
+    def from_dense(cls, theta_sum) -> SparseThetaSum:
+        """Migration of a dense sum (checkpoints written before issue 21): every entry stored, alphas inside."""
+        D, K = theta_sum.shape
+        out = cls(D, K)
+        out.ptr = np.arange(0, D * K + 1, K, dtype=np.int64)
+        out.top = np.tile(np.arange(K, dtype=out.top.dtype), D)
+        out.val = np.ascontiguousarray(theta_sum, dtype=np.float32).reshape(-1).copy()
+        return out  # doc_len stays None: the next add() takes N_d from its n_dk
+
+
 class ChainAverage:
-    """Running Rao-Blackwellised sums of phi and theta over retained samples."""
+    """Running Rao-Blackwellised sums of phi (V x K float32) and theta (sparse) over retained samples."""
 
     def __init__(self, n_docs: int, n_words: int, n_topics: int):
-        self.phi_wk_sum = np.zeros((n_words, n_topics), dtype=np.float64)
-        self.theta_sum = np.zeros((n_docs, n_topics), dtype=np.float32)
+        self.phi_wk_sum = np.zeros((n_words, n_topics), dtype=np.float32)
+        self.theta = SparseThetaSum(n_docs, n_topics)
         self.n_samples = 0
 
     def add(self, n_dk, n_wk, n_k, alpha, beta: float, seeds=None) -> None:
@@ -45,31 +140,59 @@ class ChainAverage:
         """
         with seeded_counts(n_wk, n_k, seeds):
             lda_stats.accumulate_phi(self.phi_wk_sum, n_wk, n_k, float(beta))
-        lda_stats.accumulate_theta(self.theta_sum, n_dk, alpha)
+        self.theta.add(n_dk, alpha)
         self.n_samples += 1
 
     def topic_word(self) -> np.ndarray:
-        """phi_hat as a (K, V) array with rows summing to one."""
-        phi = (self.phi_wk_sum / self.n_samples).T
-        return phi / phi.sum(axis=1, keepdims=True)
+        """phi_hat as a (K, V) float64 array with rows summing to one (no V x K temporaries)."""
+        V, K = self.phi_wk_sum.shape
+        out = np.empty((K, V))
+        lda_stats.normalised_transpose(self.phi_wk_sum, out)
+        return out
 
     def doc_topic(self, *, in_place: bool = False) -> np.ndarray:
-        """theta_hat as a (D, K) float32 array with rows summing to one.
+        """theta_hat as a (D, K) float32 array with rows summing to one (made from the sparse sums).
 
-        ``in_place=True`` normalises the running sum itself (no D x K copy; the
-        accumulator is spent afterwards).
+        ``in_place`` is accepted for compatibility; the sums are left as they are.
         """
-        theta = self.theta_sum if in_place else self.theta_sum.copy()
-        theta /= theta.sum(axis=1, keepdims=True)
-        return theta
+        return self.theta.dense()
 
     def to_arrays(self) -> dict:
-        return {"rb_phi_wk_sum": self.phi_wk_sum, "rb_theta_sum": self.theta_sum}
+        return {"rb_phi_wk_sum": self.phi_wk_sum, **self.theta.to_arrays("rb_theta")}
 
     @classmethod
     def from_arrays(cls, arrays: dict, n_samples: int) -> ChainAverage:
         out = cls.__new__(cls)
-        out.phi_wk_sum = np.array(arrays["rb_phi_wk_sum"], dtype=np.float64)
-        out.theta_sum = np.array(arrays["rb_theta_sum"], dtype=np.float32)
+        out.phi_wk_sum = np.array(arrays["rb_phi_wk_sum"], dtype=np.float32)
+        if "rb_theta_sum" in arrays:  # a checkpoint written before the sparse sums
+            out.theta = SparseThetaSum.from_dense(arrays["rb_theta_sum"])
+        else:
+            out.theta = SparseThetaSum.from_arrays(arrays, "rb_theta")
         out.n_samples = int(n_samples)
         return out
+
+
+def final_state_theta(n_dk, alpha) -> SparseThetaSum:
+    """theta's source from one state, when no sample was retained: (n_dk + alpha) / (N_d + A), kept sparse.
+
+    The dense float32 array is made only when asked (:meth:`SparseThetaSum.dense`); no D x K float64
+    temporaries (the dense fallback used to cost more memory than averaging did).
+    """
+    theta = SparseThetaSum(n_dk.shape[0], n_dk.shape[1])
+    theta.add(n_dk, alpha)
+    return theta
+
+
+def final_state_topic_word(n_wk, n_k, beta: float, seeds=None) -> np.ndarray:
+    """E[phi | z, w] (K, V) float64 from one state, (n_wk + delta + beta) / (n_k + Delta + V beta),
+    written straight into its output (no V x K temporaries)."""
+    V, K = n_wk.shape
+    den = np.asarray(n_k, dtype=np.float64) + V * float(beta)
+    if seeds is not None:
+        den = den + seeds.topic_totals(K)
+    phi = np.empty((K, V))
+    lda_stats.topic_word_from_counts(n_wk, den, float(beta), phi)
+    if seeds is not None:
+        t, w = seeds.topics, seeds.words
+        phi[t, w] = (n_wk[w, t] + float(beta) + seeds.counts) / den[t]
+    return phi

@@ -10,7 +10,8 @@ of the exact current counts, the draws become conditionally independent and
    own copy of the word-topic counts n_wk^(p), n_k^(p) (stale with respect to
    the other blocks for the rest of the sweep; the document-topic counts n_dk
    of its block are exact, since a document lives on one worker);
-3. the changes are merged: n_wk <- n_wk + sum_p (n_wk^(p) - n_wk).
+3. the changes are merged: n_wk <- n_wk + sum_p (n_wk^(p) - n_wk), computed as the moves of
+   worker p's tokens from their old to their new topics (no copy of the starting n_wk is kept).
 
 Workers are threads running the numba sweeps with the GIL released. Each
 worker gets a child Generator seeded from the main stream at every sweep, so
@@ -22,7 +23,7 @@ tests/integration and benchmarks/RESULTS.md.
 
 from __future__ import annotations
 
-from harmonium._kernels.lda_gibbs import add_delta
+from harmonium._kernels.lda_gibbs import apply_moves
 from harmonium.corpus.corpus import TokenStream
 from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     SAMPLERS,
@@ -50,20 +51,23 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
         parts = partition_documents(tokens.doc_ptr, n_threads)
         rngs = child_generators(rng, len(parts))
-        base_wk, base_k = state.n_wk.copy(), state.n_k.copy()
-        # worker 0 works on the shared tables, the others on private copies
+        # worker 0 works on the shared tables, the others on private copies taken before any worker starts;
+        # their changes are merged from their tokens' old and new topics (no copy of the starting tables)
         locals_ = [state] + [
-            CollapsedGibbsState(state.z, state.n_dk, base_wk.copy(), base_k.copy()) for _ in parts[1:]
+            CollapsedGibbsState(state.z, state.n_dk, state.n_wk.copy(), state.n_k.copy()) for _ in parts[1:]
         ]
+        first = int(tokens.doc_ptr[parts[1][0]]) if len(parts) > 1 else 0
+        z_before = state.z[first:].copy()
         sweeps = [cache.get(model, tokens, part=p) for p in range(len(parts))]
         for p, sw in enumerate(sweeps):  # sweeps that copy z (warp) take it before any worker writes
             if hasattr(sw, "prepare"):
                 sw.prepare(locals_[p])
         n_changed = sum(run_blocks(lambda p, lo, hi: sweeps[p](rngs[p], locals_[p], lo, hi),
                                    [(p, lo, hi) for p, (lo, hi) in enumerate(parts)]))
-        for loc in locals_[1:]:
-            add_delta(state.n_wk, loc.n_wk, base_wk)
-            add_delta(state.n_k, loc.n_k, base_k)
+        locals_.clear()  # the private copies go before the merge
+        for lo, hi in parts[1:]:
+            i, j = int(tokens.doc_ptr[lo]), int(tokens.doc_ptr[hi])
+            apply_moves(tokens.words[i:j], z_before[i - first:j - first], state.z[i:j], state.n_wk, state.n_k)
         lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 
