@@ -66,6 +66,24 @@ class Options:
         return "one of " + ", ".join(repr(v) for v in self.values)
 
 
+class LazyOptions:
+    """One of the keys of a registry that is imported on first validation (so that ``import harmonium``
+    imports no kernels): ``source()`` returns the registry."""
+
+    def __init__(self, source):
+        self._source = source
+
+    @property
+    def values(self) -> tuple:
+        return tuple(self._source())
+
+    def accepts(self, value: Any) -> bool:
+        return Options(self.values).accepts(value)
+
+    def describe(self) -> str:
+        return Options(self.values).describe()
+
+
 @dataclass(frozen=True)
 class InstanceOf:
     """An instance of the given type(s); ``name`` is what the message calls it."""

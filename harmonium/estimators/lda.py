@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harmonium._lazy import lazy
-from harmonium._validation import NONE, InstanceOf, Interval, Options
+from harmonium._validation import NONE, InstanceOf, Interval, LazyOptions, Options
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
@@ -201,7 +201,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         "doc_topic_prior": [_POSITIVE],
         "topic_word_prior": [_POSITIVE],
         "inference": [Options(("collapsed_gibbs", "parallel_gibbs", "naive_gibbs", *_lda_vi.VI_INFERENCE))],
-        "sampler": [Options(tuple(cgs.SAMPLERS))],
+        "sampler": [LazyOptions(lambda: cgs.SAMPLERS)],
         "n_iter": [Interval("int", 1, None)],
         "burn_in": [NONE, Interval("int", 0, None)],
         "thin": [Interval("int", 1, None)],
