@@ -87,7 +87,7 @@ def exact_log_likelihood(model, corpus, *, alpha=None, max_states: int = 20_000_
 
     sum_z prod_n phi_{z_n w_n} p(z | alpha) by dynamic programming over the
     topic-count vectors (see
-    :func:`harmonium.evaluation._heldout.exact_document_log_likelihood`); each
+    ``harmonium.evaluation._heldout.exact_document_log_likelihood``); each
     document costs O(N_d (N_d + 1)^(K-1) K).
     """
     phi, a = topics_and_alpha(model, alpha, "exact_log_likelihood")
@@ -100,13 +100,22 @@ def exact_log_likelihood(model, corpus, *, alpha=None, max_states: int = 20_000_
     return LogLikelihoodResult(est, np.zeros(corpus.n_docs), corpus.doc_lengths, "exact", 0)
 
 
-def _from_model_hook(model, corpus, random_state) -> LogLikelihoodResult:
+def _from_model_hook(model, corpus, random_state, options) -> LogLikelihoodResult:
     fn = model.log_likelihood_documents
     try:
-        accepts_seed = "random_state" in inspect.signature(fn).parameters
+        accepted = set(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
-        accepts_seed = False
-    out = fn(corpus, random_state=random_state) if accepts_seed else fn(corpus)
+        accepted = set()
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise InvalidParameterError(
+            f"log_likelihood: {type(model).__name__}.log_likelihood_documents takes no option {unknown[0]!r}; "
+            f"it takes {sorted(accepted - {'corpus', 'self'})}."
+        )
+    kw = dict(options)
+    if "random_state" in accepted:
+        kw["random_state"] = random_state
+    out = fn(corpus, **kw)
     if isinstance(out, LogLikelihoodResult):
         return out
     if isinstance(out, tuple) and len(out) == 2:
@@ -153,7 +162,10 @@ def log_likelihood(
     n_jobs : int, default 1
     **options
         Passed on: ``combine``, ``resample`` (left-to-right); ``n_iter``
-        (IS-IP); ``n_temperatures`` (annealed); ``max_states`` (exact).
+        (IS-IP); ``n_temperatures`` (annealed); ``max_states`` (exact); under
+        ``"auto"`` to the model's ``log_likelihood_documents``, e.g. ``ais="fast"``
+        and ``progress=True`` for harmoniums
+        (:meth:`~harmonium.estimators.efh.ReplicatedSoftmax.log_likelihood_documents`).
 
     Returns
     -------
@@ -178,7 +190,7 @@ def log_likelihood(
     has_topics = hasattr(model, "topic_word_") or isinstance(model, (tuple, np.ndarray))
     if method == "auto":
         if hasattr(model, "log_likelihood_documents"):
-            return _from_model_hook(model, corpus, random_state)
+            return _from_model_hook(model, corpus, random_state, options)
         method = "left_to_right"
     if not has_topics:
         raise InvalidParameterError(
