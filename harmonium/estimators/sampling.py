@@ -43,7 +43,7 @@ class SamplingResult:
 
     Attributes
     ----------
-    draws : ndarray, shape (n_chains, n_draws, \*param_shape)
+    draws : ndarray, shape (n_chains, n_draws) + param_shape
     stats : dict of (n_chains, n_draws) arrays
         ``acceptance_prob``, ``is_divergent``, ``energy``, ``n_steps``, ``tree_depth``,
         ``logdensity``, ``step_size``, ...

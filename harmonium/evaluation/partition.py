@@ -1,6 +1,6 @@
 """Partition functions of harmoniums: exact enumeration, naive Monte Carlo, importance sampling, AIS.
 
-Z = sum_x sum_h p*(x, h) of a :class:`~harmonium.models.undirected.efh.Harmonium`. For Replicated
+Z = sum_x sum_h p*(x, h) of a ``harmonium.models.undirected.efh.Harmonium``. For Replicated
 Softmax Z depends on the document length D (the D softmax draws), so every estimator takes
 ``lengths`` and returns one log Z per length.
 
