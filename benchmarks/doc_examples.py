@@ -2,7 +2,8 @@
 
 Each block runs alone in a fresh interpreter in a temporary directory, as a newcomer would paste
 it; blocks marked ``<!-- example: skip: ... -->`` are skipped. One JSON line per block goes to
-benchmarks/results/doc-examples.jsonl (file, line, seconds, exit status, cores, scale).
+benchmarks/results/doc-examples.jsonl (file, line, wall and CPU seconds, exit status, cores, load,
+scale). On a shared machine quote the CPU seconds: the wall time grows with the other load.
 
     python benchmarks/doc_examples.py                       # every block, full size
     python benchmarks/doc_examples.py --only README.md:115  # one block
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,7 @@ def main(argv=None) -> int:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             try:
                 proc = subprocess.run([sys.executable, "-c", code], cwd=tmp, env=env, timeout=args.timeout,
                                       capture_output=True, text=True)
@@ -63,7 +66,11 @@ def main(argv=None) -> int:
             except subprocess.TimeoutExpired:
                 rc, tail = None, "timeout"
             seconds = time.perf_counter() - t0
-        rec = {"block": name, "seconds": round(seconds, 1), "returncode": rc, "cores": cores,
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+        rec = {"block": name, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "returncode": rc,
+               "cores": cores, "load_1min_after": load,
                "scale": args.scale or "full", "finished": time.strftime("%Y-%m-%dT%H:%M:%S")}
         print(json.dumps(rec), flush=True)
         if rc != 0:
