@@ -366,6 +366,15 @@ def compare(
     -------
     CompareResult
 
+    Notes
+    -----
+    Cost and the fast setting. The grid runs len(models) x len(n_topics) x len(seeds) cells one
+    after the other; the bar (``progress``) estimates the time left from the mean cost of the
+    cells done, so it is rough while cheap and costly models alternate. For a first look: a
+    subset of the documents (``load_debian(n_docs=2000)``), ``max_words=2000``, one seed, two
+    values of K, and ``n_particles=5``; the built-in ``"rsm"`` scores with 10 AIS runs x 1,000
+    temperatures per length. A rerun with the same ``out_dir`` skips the finished cells.
+
     Examples
     --------
     >>> from harmonium.datasets import load_debian

@@ -93,3 +93,18 @@ def test_a_callable_gets_events():
                                          (float("nan"), "?")])
 def test_format_seconds(s, text):
     assert format_seconds(s) == text
+
+
+def test_compare_bar_shows_the_time_left_and_ends_its_line(clock):
+    from harmonium.estimators.compare import _TextProgress
+
+    out = io.StringIO()
+    bar = _TextProgress(stream=out)
+    ev = {"n_cells": 2, "model": "lsi", "n_topics": 4, "seed": 0}
+    bar({**ev, "event": "start", "done": 0})
+    clock.t += 10.0
+    bar({**ev, "event": "done", "done": 1})
+    assert "1/2 10 s elapsed, 10 s left" in out.getvalue()
+    clock.t += 10.0
+    bar({**ev, "event": "done", "done": 2, "n_topics": 8})
+    assert out.getvalue().endswith("\n") and "compare done    lsi K=8 seed=0" in out.getvalue()
