@@ -52,3 +52,15 @@ def test_page_doctests(page, monkeypatch, tmp_path):
     res = doctest.testfile(str(page), module_relative=False, optionflags=flags, verbose=False, report=True)
     assert res.attempted > 0
     assert res.failed == 0, f"{res.failed} of {res.attempted} doctests of {page.name} failed (see the output above)"
+
+
+# Docstring examples shown in the API reference that are cheap enough to run on every test run.
+CHEAP_DOCSTRING_MODULES = ["harmonium._progress", "harmonium.evaluation.partition"]
+
+
+@pytest.mark.parametrize("name", CHEAP_DOCSTRING_MODULES)
+def test_docstring_examples(name):
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
