@@ -30,8 +30,10 @@ documents. :data:`AIS_SETTINGS` names the settings; ``"fast"`` anneals fewer run
 temperatures, and only at a grid of ``n_length_groups`` lengths (:func:`length_grid`), log Z of
 the lengths between being interpolated (:func:`interpolate_log_partition`; log Z(D) =
 logsumexp_h D c(h) is smooth and convex in D). Its bias against the default and against exact
-enumeration is measured by ``benchmarks/ais_fast_bias.py`` (figures in benchmarks/RESULTS.md
-and in the docstring of :data:`AIS_SETTINGS`). Long runs show a progress bar with the time left
+enumeration is measured by ``benchmarks/ais_fast_bias.py`` (figures in benchmarks/RESULTS.md):
+on a 10-hidden-unit RSM over 2,456 words whose log Z(D) is enumerated exactly, "fast" is low by
+0.006 nats on average and off by 0.022 at most over 63 test lengths; the held-out perplexity moves from
+1265.78 (exact) to 1265.65. Long runs show a progress bar with the time left
 (``progress``; :mod:`harmonium._progress`).
 
 Stochastic estimates are log of the mean importance weight over runs; the standard error is the
@@ -157,7 +159,9 @@ def default_betas(n_temperatures: int = 14_500) -> np.ndarray:
 #: ``harmonium.evaluation.perplexity(rsm, test, ais=...)``). ``"default"``: 100 runs, 14,500
 #: temperatures (Salakhutdinov & Murray 2008), every distinct document length. ``"fast"``: 20 runs,
 #: 1,000 temperatures, log Z annealed at 12 lengths and interpolated between them. Measured bias of
-#: "fast" (benchmarks/RESULTS.md, ``benchmarks/ais_fast_bias.py``): see the module docstring.
+#: "fast" against exact enumeration on a 10-hidden-unit RSM over 2,456 words (63 test lengths 7-193):
+#: mean -0.006, max 0.022 nats per log Z (0.0006 nats per token), held-out perplexity 1265.65 vs
+#: 1265.78 exact (``benchmarks/ais_fast_bias.py exact``; benchmarks/RESULTS.md).
 AIS_SETTINGS = {
     "default": {"n_runs": 100, "n_temperatures": 14_500, "n_length_groups": None},
     "fast": {"n_runs": 20, "n_temperatures": 1_000, "n_length_groups": 12},
