@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-slow lint bench clean
+.PHONY: install demo test test-slow lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ test: $(STAMP)
 	$(PY) -m pytest
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q tests/kernels
 
+## The documentation site (Sphinx; API reference from the numpydoc docstrings) in docs/_build/html.
+## Warnings and broken cross-references are errors (-W -n), as in tests/integration/test_docs_build.py.
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -W -n --keep-going docs docs/_build/html
+
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
 
@@ -36,4 +41,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check harmonium tests benchmarks
 
 clean:
-	rm -rf $(VENV) demo-out build *.egg-info
+	rm -rf $(VENV) demo-out build *.egg-info docs/_build docs/generated

@@ -95,7 +95,7 @@ class Tokenizer:
         capturing group the group is the token; more than one group is an error.
     stop_words : None, "english" or iterable of str, default None
         Tokens to discard. ``"english"`` is the bundled list
-        (:func:`english_stop_words`). Stop words are compared with the tokens
+        (:func:`~harmonium.corpus.tokenizer.english_stop_words`). Stop words are compared with the tokens
         after lower-casing, so with ``lowercase=False`` they match case-sensitively.
     min_df : int >= 1 or float in (0, 1], default 1
         Keep only terms that occur in at least this many documents (int) or

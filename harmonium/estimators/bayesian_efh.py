@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from harmonium._progress import progress_bar
 from harmonium._validation import NONE, InstanceOf, Interval, Options
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import register
@@ -95,7 +96,7 @@ class BayesianEFH(_HarmoniumEstimator):
     learning, n_gibbs, mean_field, batch_size, n_iter, learning_rate, lr_schedule, lr_decay, momentum,
     weight_decay, init_scale, dtype, n_ais_runs, n_temperatures, evaluate_every, checkpoint_path,
     checkpoint_every, random_state
-        The maximum-likelihood stage (theta and the starting W by CD), as :class:`~harmonium.estimators.EFH`.
+        The maximum-likelihood stage (theta and the starting W by CD), as :class:`~harmonium.estimators.efh.EFH`.
 
     Attributes
     ----------
@@ -233,7 +234,7 @@ class BayesianEFH(_HarmoniumEstimator):
         return starts
 
     # -- fitting ----------------------------------------------------------------------------
-    def fit(self, X, y=None, *, features=None, callback=None):
+    def fit(self, X, y=None, *, features=None, callback=None, progress=None):
         """theta (and the starting W) by CD, then the posterior of W by Langevin MCMC.
 
         Parameters
@@ -243,6 +244,10 @@ class BayesianEFH(_HarmoniumEstimator):
             The feature wing(s) of a dual-wing model.
         callback : callable, optional
             ``callback(chain, step, state, info)`` after every Langevin step.
+        progress : bool, callable or None, default None
+            A progress bar over the Langevin steps of all chains, with the time left, on stderr
+            (None: when stderr is a terminal; :func:`harmonium._progress.progress_bar`). The fast
+            setting for a first look: fewer ``n_chains``, ``n_warmup`` and ``n_samples``.
         """
         self._validate_params()
         super().fit(X, features=features)
@@ -254,9 +259,18 @@ class BayesianEFH(_HarmoniumEstimator):
         cfg = self._langevin_config()
         priors = self._fitted_priors(rng, ml, xs, cfg)
         starts = self._chain_starts(rng, ml, priors)
-        res = bl.sample_posterior(rng, ml, xs, priors, cfg, n_chains=self.n_chains, n_warmup=self.n_warmup,
-                                  n_samples=self.n_samples, thin=self.thin, init_positions=starts, lengths=lengths,
-                                  callback=None if callback is None else callback)
+        bar = progress_bar(progress, self.n_chains * (self.n_warmup + self.n_samples * self.thin),
+                           f"{name} posterior ({self.n_chains} chains)")
+
+        def on_step(chain, step, state, info):
+            bar.update()
+            if callback is not None:
+                callback(chain, step, state, info)
+
+        with bar:
+            res = bl.sample_posterior(rng, ml, xs, priors, cfg, n_chains=self.n_chains, n_warmup=self.n_warmup,
+                                      n_samples=self.n_samples, thin=self.thin, init_positions=starts,
+                                      lengths=lengths, callback=on_step if (bar.enabled or callback) else None)
         if res.n_divergent:
             raise InvalidParameterError(f"{name}.fit: {res.n_divergent} Langevin chain(s) diverged (W became "
                                         f"non-finite); lower step_size (now {self.step_size:g}).")

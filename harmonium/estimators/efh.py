@@ -26,12 +26,15 @@ from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_c
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation._heldout import LogLikelihoodResult
 from harmonium.evaluation.partition import (
+    AIS_SETTINGS,
     PartitionEstimate,
     ais_log_partition,
     base_rate_model,
     data_means,
     exact_log_partition,
     harmonium_log_likelihood,
+    interpolate_log_partition,
+    length_grid,
 )
 from harmonium.inference.learning import cd
 from harmonium.inference.learning.schedules import SCHEDULES, make_schedule, momentum_schedule
@@ -362,11 +365,15 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         return self.model_.free_energy(xs, lengths)
 
     def log_partition(self, *, lengths=None, method: str = "ais", n_runs: int | None = None,
-                      n_temperatures: int | None = None, random_state=0) -> PartitionEstimate:
+                      n_temperatures: int | None = None, n_length_groups: int | None = None, random_state=0,
+                      progress=None) -> PartitionEstimate:
         """log Z (per document length for count models) by AIS (default) or exact enumeration.
 
         AIS uses ``n_ais_runs`` runs and ``n_temperatures`` temperatures unless given, from the
-        base-rate model of the training data. Results are cached per length and settings.
+        base-rate model of the training data. Results are cached per length and settings. With
+        ``n_length_groups``, log Z is annealed only at :func:`~harmonium.evaluation.partition.length_grid`
+        lengths and interpolated between them. ``progress``: see
+        :func:`~harmonium.evaluation.partition.ais_log_partition`.
         """
         self._check_fitted()
         if method not in ("ais", "exact"):
@@ -381,7 +388,8 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         if cache is None:
             cache = self._log_partition_cache = {}
         key = (int(n_runs), int(n_t), repr(random_state))
-        need = None if lengths is None else np.unique(np.asarray(lengths, dtype=np.int64))
+        want = None if lengths is None else np.unique(np.asarray(lengths, dtype=np.int64))
+        need = None if want is None else length_grid(want, n_length_groups)
         have = cache.get(key, {})
         todo = [None] if need is None else [int(d) for d in need if int(d) not in have]
         if need is None and None in have:
@@ -390,7 +398,7 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
             est = ais_log_partition(random_state, model, n_runs=int(n_runs), n_temperatures=int(n_t),
                                     means=self.base_rates_, n_rows=getattr(self, "n_train_rows_", None),
                                     lengths=None if need is None else np.array(todo),
-                                    dtype=np.dtype(self.dtype))
+                                    dtype=np.dtype(self.dtype), progress=progress)
             if need is None:
                 have[None] = (float(est.log_z), float(est.std_error))
             else:
@@ -400,25 +408,52 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         if need is None:
             lz, se = have[None]
             return PartitionEstimate(lz, se, "ais", int(n_runs), None, None, None, int(n_t))
-        return PartitionEstimate(np.array([have[int(d)][0] for d in need]), np.array([have[int(d)][1] for d in need]),
-                                 "ais", int(n_runs), need, None, None, int(n_t))
+        out = PartitionEstimate(np.array([have[int(d)][0] for d in need]), np.array([have[int(d)][1] for d in need]),
+                                "ais", int(n_runs), need, None, None, int(n_t))
+        return out if need.size == want.size else interpolate_log_partition(out, want)
 
-    def log_likelihood_documents(self, corpus, *, features=None, random_state=0, n_runs: int | None = None,
-                                 n_temperatures: int | None = None) -> LogLikelihoodResult:
+    def log_likelihood_documents(self, corpus, *, features=None, random_state=0, ais: str = "default",
+                                 n_runs: int | None = None, n_temperatures: int | None = None,
+                                 n_length_groups: int | None = None, progress=None) -> LogLikelihoodResult:
         """log p(x_d) = -F(x_d) - log Z per document, log Z by AIS (the evaluation layer's hook).
 
         For count models log p is the probability of the document's word *sequence* (as LDA's
         held-out likelihood), log Z is estimated for every distinct document length, and the
         per-document standard errors are scaled so that they add up (in squares) to the error of
-        the total: the error of log Z is shared (see :func:`~harmonium.evaluation.partition.
-        harmonium_log_likelihood`). ``n_runs`` and ``n_temperatures`` of the AIS runs default to the
-        estimator's ``n_ais_runs`` and ``n_temperatures``; fewer are faster and more biased (low).
+        the total: the error of log Z is shared (see
+        :func:`~harmonium.evaluation.partition.harmonium_log_likelihood`).
+
+        Parameters
+        ----------
+        corpus : Corpus or array
+            Held-out documents.
+        features : list of arrays, optional
+            The other wings' data.
+        random_state : int, Generator or None, default 0
+        ais : {"default", "fast"}, default "default"
+            ``"default"``: the estimator's ``n_ais_runs`` and ``n_temperatures``, every distinct
+            length. ``"fast"``: :data:`~harmonium.evaluation.partition.AIS_SETTINGS` ``["fast"]``
+            (20 runs, 1,000 temperatures, 12 length groups), minutes instead of hours on a
+            test set of thousands of documents, at the bias measured in benchmarks/RESULTS.md.
+        n_runs, n_temperatures, n_length_groups : int, optional
+            Override the setting named by ``ais``.
+        progress : bool, callable or None, default None
+            Progress bar with the time left (None: when stderr is a terminal).
         """
         self._check_fitted()
         where = f"{type(self).__name__}.log_likelihood_documents"
+        if ais not in AIS_SETTINGS:
+            raise InvalidParameterError(f"The 'ais' parameter of {where} must be one of {sorted(AIS_SETTINGS)}. "
+                                        f"Got {ais!r}.")
+        preset = AIS_SETTINGS[ais] if ais != "default" else {"n_runs": None, "n_temperatures": None,
+                                                             "n_length_groups": None}
+        n_runs = preset["n_runs"] if n_runs is None else n_runs
+        n_temperatures = preset["n_temperatures"] if n_temperatures is None else n_temperatures
+        n_length_groups = preset["n_length_groups"] if n_length_groups is None else n_length_groups
         xs, lengths, corp = self._coerce(corpus, features, where, fitting=False)
         lz = self.log_partition(lengths=None if lengths is None else np.rint(lengths).astype(np.int64),
-                                n_runs=n_runs, n_temperatures=n_temperatures, random_state=random_state)
+                                n_runs=n_runs, n_temperatures=n_temperatures, n_length_groups=n_length_groups,
+                                random_state=random_state, progress=progress)
         model = self.model_.with_params(self.model_.params, dtype=np.float64)
         xs64 = tuple(x.astype(np.float64) for x in xs)
         ll, se = harmonium_log_likelihood(model, xs64, lz)
@@ -508,7 +543,7 @@ class EFH(_HarmoniumEstimator):
     wings : list of (name, unit type), optional
         The visible wings; unit types are names ("bernoulli", "binomial", "poisson",
         "gaussian", "softmax", "replicated_softmax", "rate_poisson"), spec dicts
-        (``{"type": "binomial", "n_trials": 5}``) or :class:`~harmonium.models.undirected.units.Units`.
+        (``{"type": "binomial", "n_trials": 5}``) or a ``harmonium.models.undirected.units.Units``.
         Default: one binary word wing ``[("words", "bernoulli")]`` (an RBM with ``hidden="bernoulli"``).
     hidden : unit type, default "bernoulli"
     scale_hidden_bias : bool, default False

@@ -75,7 +75,7 @@ class HCRF(BaseEstimator):
         Maximum L-BFGS-B iterations.
     tol : float, default 1e-7
         L-BFGS-B stops when the relative decrease of the objective,
-        (f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1), falls to ``tol`` (scipy's
+        ``(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)``, falls to ``tol`` (scipy's
         ``ftol``) or the largest gradient component to 1e-5 (scipy's ``gtol``).
     init_scale : float, default 0.01
         Standard deviation of the Gaussian initial weights (the label bias

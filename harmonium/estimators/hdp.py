@@ -132,7 +132,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         Final alpha and gamma.
     doc_topic_ : float32 ndarray (D, K)
         E[pi_j | z, tau] over the used topics for the training documents, renormalised over them.
-    n_topics_trace_ : ndarray (n_iter_,)
+    n_topics_trace_ : ndarray, one entry per iteration
         K after every iteration.
     trace_ : dict of lists
         At each evaluation: ``iteration``, ``n_topics``, ``n_tables``, ``log_likelihood``

@@ -114,7 +114,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
     batch_size : int, default 256
         Documents per online VB mini-batch.
     total_docs : int or None, default None
-        D, the size of the stream, for online VB's scaling D / |batch|; None
+        D, the size of the stream, for online VB's scaling ``D / |batch|``; None
         in ``fit`` means the corpus size. :meth:`partial_fit` requires it.
     max_doc_iter : int, default 100
         Cap on the E-step iterations of one document (VB, online VB, and
@@ -458,7 +458,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         """Online VB updates from one chunk of a document stream (Hoffman et al. 2010).
 
         ``X`` is split into mini-batches of ``batch_size`` documents, each one
-        step lambda <- (1 - rho_t) lambda + rho_t (beta + D/|batch| sstats)
+        step ``lambda <- (1 - rho_t) lambda + rho_t (beta + D/|batch| sstats)``
         with D = ``total_docs``. The first call fixes the vocabulary (a
         Corpus's, or the column count of a matrix); later Corpus chunks are
         matched to it by term. Works after ``fit(inference="online_vb")`` and

@@ -1,6 +1,6 @@
 """``harmonium.sample``: MCMC on any log density with diagnostics, in one call.
 
-Runs :func:`harmonium.inference.mcmc.sample.sample` (several chains, adaptive warm-up, compiled
+Runs ``harmonium.inference.mcmc.sample.sample`` (several chains, adaptive warm-up, compiled
 when the log density is a numba function) and summarises the draws with
 :func:`harmonium.evaluation.diagnostics.summary` (mean, sd, quantiles, MCSE, bulk and tail ESS,
 rank-normalised split R-hat).
@@ -53,14 +53,19 @@ class SamplingResult:
 
     Attributes
     ----------
-    draws : ndarray (n_chains, n_draws, *param_shape)
-    stats : dict of (n_chains, n_draws) arrays (``acceptance_prob``, ``is_divergent``, ``energy``,
-        ``n_steps``, ``tree_depth``, ``logdensity``, ``step_size``, ...)
-    summary : dict from :func:`harmonium.evaluation.diagnostics.summary`
-    result : the sampler's :class:`~harmonium.inference.mcmc.sample.SampleResult` (adapted step
-        sizes and masses, compile and sampling seconds)
-    seed_ : the integer seed that reproduces the run (None when a Generator was passed)
-    names : the flat parameter names given to :func:`sample` (None: one array variable ``x``)
+    draws : ndarray, shape (n_chains, n_draws) + param_shape
+    stats : dict of (n_chains, n_draws) arrays
+        ``acceptance_prob``, ``is_divergent``, ``energy``, ``n_steps``, ``tree_depth``,
+        ``logdensity``, ``step_size``, ...
+    summary : dict
+        From ``harmonium.evaluation.diagnostics.summary``: split R-hat, bulk and tail ESS, MCSE.
+    result : SampleResult
+        The sampler's ``harmonium.inference.mcmc.sample.SampleResult`` (adapted step sizes and
+        masses, compile and sampling seconds).
+    seed_ : int or None
+        The integer seed that reproduces the run (None when a Generator was passed).
+    names : list of str or None
+        The flat parameter names given to :func:`sample` (None: one array variable ``x``).
     """
 
     draws: np.ndarray
@@ -118,7 +123,7 @@ def sample(logdensity: Callable | None, init_position, *, random_state=None, nam
     ``random_state`` (int, Generator or None; None draws a fresh seed, kept in ``seed_``) seeds
     the chains; ``names`` labels the flattened parameters in the summary. Every other keyword
     (``kernel``, ``n_chains``, ``n_warmup``, ``n_draws``, ``grad``, ``value_and_grad``, ``data``,
-    ``step_size``, ``target_accept``, ...) is that of :func:`harmonium.inference.mcmc.sample.sample`.
+    ``step_size``, ``target_accept``, ...) is that of ``harmonium.inference.mcmc.sample.sample``.
     """
     rng, seed = check_random_state(random_state, "sample")
     result = _sample(rng, logdensity, init_position, **kwargs)

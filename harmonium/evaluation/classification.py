@@ -46,7 +46,7 @@ def nearest_neighbour_predict(X_train, y_train, X_test, *, metric: str = "cosine
     y_train : (n,) array
     X_test : (m, F) array
     metric : {"cosine", "euclidean"}
-        Cosine distance 1 - x.y / (|x| |y|) (a zero vector is at distance 1
+        Cosine distance ``1 - x.y / (|x| |y|)`` (a zero vector is at distance 1
         from everything) or Euclidean distance.
     chunk_elements : int
         Test rows are processed in blocks of about this many distances.

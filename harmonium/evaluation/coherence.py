@@ -221,7 +221,7 @@ def _id_lookup(index: dict, size: int, where: str) -> np.ndarray:
 
 def cooccurrence(reference, words: list, *, window_size: int | None = None, where: str = "cooccurrence"
                  ) -> CoOccurrence:
-    """Context counts D(w_i, w_j) of ``words`` in ``reference``.
+    """Document (or window) co-occurrence counts of ``words`` in ``reference``.
 
     Parameters
     ----------
@@ -308,7 +308,7 @@ def coherence(
         Lists hold terms, word ids or ``(term, weight)`` pairs (``model.top_words(n)``), most
         probable first.
     reference : Corpus, TokenStream, or sequence of token sequences
-        See :func:`cooccurrence`. Sliding windows need texts in reading order.
+        See :func:`~harmonium.evaluation.coherence.cooccurrence`. Sliding windows need texts in reading order.
     measure : {"u_mass", "c_uci", "c_npmi", "c_v"}, default "c_npmi"
     top_n : int, default 10
         N, top words per topic.

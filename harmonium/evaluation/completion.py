@@ -35,7 +35,7 @@ class CompletionResult(NamedTuple):
 def held_out_log_likelihood(
     theta: np.ndarray, topic_word: np.ndarray, held_out: Corpus, *, chunk: int = 1 << 16
 ) -> float:
-    """sum_{d,w} n_dw log (theta_d . phi_:w) over the held-out counts.
+    """``sum_{d,w} n_dw log sum_k theta_dk phi_kw`` over the held-out counts.
 
     Parameters
     ----------

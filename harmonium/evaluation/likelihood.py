@@ -92,7 +92,7 @@ def exact_log_likelihood(model, corpus, *, alpha=None, max_states: int = 20_000_
 
     sum_z prod_n phi_{z_n w_n} p(z | alpha) by dynamic programming over the
     topic-count vectors (see
-    :func:`harmonium.evaluation._heldout.exact_document_log_likelihood`); each
+    ``harmonium.evaluation._heldout.exact_document_log_likelihood``); each
     document costs O(N_d (N_d + 1)^(K-1) K).
     """
     phi, a = topics_and_alpha(model, alpha, "exact_log_likelihood")
@@ -175,8 +175,9 @@ def log_likelihood(
     **options
         Passed on: ``combine``, ``resample`` (left-to-right); ``n_iter``
         (IS-IP); ``n_temperatures`` (annealed); ``max_states`` (exact); under
-        ``"auto"`` to the model's ``log_likelihood_documents`` (e.g. ``n_runs``
-        and ``n_temperatures`` of the harmoniums' AIS), which also gets
+        ``"auto"`` to the model's ``log_likelihood_documents`` (e.g. ``ais="fast"``,
+        ``progress=True``, ``n_runs`` and ``n_temperatures`` of the harmoniums' AIS:
+        :meth:`~harmonium.estimators.efh.ReplicatedSoftmax.log_likelihood_documents`), which also gets
         ``n_particles`` and ``n_jobs`` when it takes them (HDP).
 
     Returns

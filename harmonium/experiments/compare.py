@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harmonium._progress import Progress, progress_bar
 from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.splits import train_test_split
 from harmonium.errors import CorpusError, InvalidParameterError
@@ -229,22 +230,19 @@ def _model_params(model) -> dict:
 
 
 class _TextProgress:
-    """A one-line progress bar on stderr (no dependency)."""
+    """A one-line progress bar over the cells on stderr, with the time left (no dependency)."""
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
-        self.t0 = time.perf_counter()
+        self.bar = None
 
     def __call__(self, ev: dict) -> None:
-        done, n = ev["done"], ev["n_cells"]
-        width = 30
-        bar = "#" * (width * done // max(n, 1))
-        what = f"{ev['model']} K={ev['n_topics']} seed={ev['seed']}"
-        elapsed = time.perf_counter() - self.t0
-        self.stream.write(f"\r[{bar:<{width}}] {done}/{n} {ev['event']:<8} {what:<40} {elapsed:7.0f} s")
-        if done == n and ev["event"] != "start":
-            self.stream.write("\n")
-        self.stream.flush()
+        if self.bar is None:
+            self.bar = Progress(ev["n_cells"], "compare", stream=self.stream, min_interval=0.0)
+        self.bar.label = f"compare {ev['event']:<7} {ev['model']} K={ev['n_topics']} seed={ev['seed']}"
+        self.bar.update(ev["done"] - self.bar.done)
+        if ev["done"] == ev["n_cells"] and ev["event"] != "start":
+            self.bar.close()
 
 
 def _check_grid(models, n_topics, seeds, tasks, classifiers, out_dir):
@@ -319,7 +317,7 @@ def compare(
     n_particles: int = 5,
     classifiers: Sequence[str] = CLASSIFIERS,
     model_params: Mapping[str, Mapping] | None = None,
-    progress: bool | Callable[[dict], None] = False,
+    progress: bool | Callable[[dict], None] | None = None,
     plots: bool = False,
 ) -> CompareResult:
     """Fit a grid of models x numbers of topics x seeds on ``corpus``; score them all the same way.
@@ -351,15 +349,17 @@ def compare(
     split_seed : int, default 0
         Seeds both splits, shared by every model, K and seed.
     max_words : int, optional
-        Keep only the most frequent words (:func:`restrict_vocabulary`), for every model alike.
+        Keep only the most frequent words
+        (:func:`~harmonium.estimators.compare.restrict_vocabulary`), for every model alike.
     n_particles : int, default 5
         Left-to-right particles (directed models). Harmoniums use their own AIS settings
         (``n_ais_runs``, ``n_temperatures``; the built-in ``"rsm"`` defaults to 10 x 1,000).
     classifiers : subset of ("1nn", "logreg")
     model_params : dict name -> dict, optional
         Settings for built-in models, e.g. ``{"lda-gibbs": {"n_iter": 100}}``.
-    progress : bool or callable, default False
-        True: a progress bar on stderr. A callable gets a dict per event (``event`` in "start",
+    progress : bool, callable or None, default None
+        True: a progress bar on stderr with the time left (estimated from the cells done so far);
+        None: the bar when stderr is a terminal; False: none. A callable gets a dict per event (``event`` in "start",
         "done", "skipped"; ``done``, ``n_cells``, ``model``, ``n_topics``, ``seed``).
     plots : bool, default False
         Draw the table's plots into ``out_dir`` (:func:`harmonium.report.plots.plot_compare`; their paths
@@ -368,6 +368,15 @@ def compare(
     Returns
     -------
     CompareResult
+
+    Notes
+    -----
+    Cost and the fast setting. The grid runs len(models) x len(n_topics) x len(seeds) cells one
+    after the other; the bar (``progress``) estimates the time left from the mean cost of the
+    cells done, so it is rough while cheap and costly models alternate. For a first look: a
+    subset of the documents (``load_debian(n_docs=2000)``), ``max_words=2000``, one seed, two
+    values of K, and ``n_particles=5``; the built-in ``"rsm"`` scores with 10 AIS runs x 1,000
+    temperatures per length. A rerun with the same ``out_dir`` skips the finished cells.
 
     Examples
     --------
@@ -422,6 +431,8 @@ def compare(
     }
     out = Path(out_dir)
     (out / "cells").mkdir(parents=True, exist_ok=True)
+    if progress is None:
+        progress = progress_bar(None, 1, "compare").enabled   # True when stderr is a terminal
     report = _TextProgress() if progress is True else (progress or None)
 
     splits = {}

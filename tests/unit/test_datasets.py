@@ -72,3 +72,12 @@ def test_custom_tokenizer_and_n_docs():
 def test_bad_n_docs():
     with pytest.raises(InvalidParameterError, match="The 'n_docs' parameter of load_debian"):
         load_debian(n_docs=0)
+
+
+def test_example_scale_variable_caps_the_documents(monkeypatch):
+    monkeypatch.setenv("HARMONIUM_EXAMPLE_SCALE", "40")
+    assert load_debian().n_docs <= 40
+    assert load_debian(n_docs=20).n_docs <= 20
+    monkeypatch.setenv("HARMONIUM_EXAMPLE_SCALE", "all")
+    with pytest.raises(InvalidParameterError, match="HARMONIUM_EXAMPLE_SCALE"):
+        load_debian(n_docs=5)

@@ -79,7 +79,7 @@ def read_corpus(path, format: str | None = None, **kwargs):
     ----------
     path : str or path-like
     format : str, optional
-        One of :data:`FORMATS`; inferred from the extension when omitted.
+        One of :data:`~harmonium.corpus.formats.FORMATS`; inferred from the extension when omitted.
     **kwargs
         Passed to the format's reader (e.g. ``text_column`` for tables,
         ``tokenizer`` for raw text, ``vocab_path`` for numeric formats).
