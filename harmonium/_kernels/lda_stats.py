@@ -79,7 +79,7 @@ def count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k):
             n_k[k] += 1
 
 
-# -- sparse Rao-Blackwellised theta sums (harmonium.inference.mcmc.lda_estimates) ----------------------
+# -- sparse Rao-Blackwellised theta sums (harmonium.inference.mcmc.lda.estimates) ----------------------
 @njit(cache=True, nogil=True)
 def doc_lengths(n_dk, out):
     """out[d] = N_d = sum_k n_dk (the row sums of the document-topic counts)."""

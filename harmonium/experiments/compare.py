@@ -350,7 +350,7 @@ def compare(
         Seeds both splits, shared by every model, K and seed.
     max_words : int, optional
         Keep only the most frequent words
-        (:func:`~harmonium.estimators.compare.restrict_vocabulary`), for every model alike.
+        (:func:`~harmonium.experiments.compare.restrict_vocabulary`), for every model alike.
     n_particles : int, default 5
         Left-to-right particles (directed models). Harmoniums use their own AIS settings
         (``n_ais_runs``, ``n_temperatures``; the built-in ``"rsm"`` defaults to 10 x 1,000).

@@ -96,7 +96,7 @@ def test_format_seconds(s, text):
 
 
 def test_compare_bar_shows_the_time_left_and_ends_its_line(clock):
-    from harmonium.estimators.compare import _TextProgress
+    from harmonium.experiments.compare import _TextProgress
 
     out = io.StringIO()
     bar = _TextProgress(stream=out)

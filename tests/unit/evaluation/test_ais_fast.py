@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harmonium.models.undirected.named import random_init, replicated_softmax
+from harmonium.models.undirected.variants import random_init, replicated_softmax
 
 from harmonium.corpus import train_test_split
 from harmonium.errors import InvalidParameterError
