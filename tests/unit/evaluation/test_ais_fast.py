@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harmonium.models.undirected.variants import random_init, replicated_softmax
 
 from harmonium.corpus import train_test_split
 from harmonium.errors import InvalidParameterError
@@ -24,6 +23,7 @@ from harmonium.evaluation.partition import (
     interpolate_log_partition,
     length_grid,
 )
+from harmonium.models.undirected.variants import random_init, replicated_softmax
 
 
 def _rsm(seed=2):
