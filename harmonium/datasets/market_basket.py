@@ -324,24 +324,24 @@ def make_market_basket(
     ----------
     n_transactions : int >= 1
         Number of transactions (seed 002: 1M). Spread over the customers as a multinomial with equal
-        probabilities: each customer's count is Poisson(|C|), |C| = n_transactions / n_customers
+        probabilities: each customer's count is Poisson(``|C|``), ``|C|`` = n_transactions / n_customers
         (ICDE 1995), conditioned on the total.
     n_customers : int >= 1
-        |D| of ICDE 1995 (seed 002: 10K).
+        ``|D|`` of ICDE 1995 (seed 002: 10K).
     n_items : int >= 1
         N, the number of items (seed 002: 1K). Only items of some basket pattern are ever bought.
     mean_transaction_size : float >= 1
-        |T| (Quest ``tlen``; seed 002: 4). Each customer's mean transaction size is drawn as a size
-        with mean |T|, and each of its transactions' target size as a size with the customer's mean.
+        ``|T|`` (Quest ``tlen``; seed 002: 4). Each customer's mean transaction size is drawn as a size
+        with mean ``|T|``, and each of its transactions' target size as a size with the customer's mean.
     n_basket_patterns : int >= 1
-        N_I (|L| in VLDB 1994, Quest ``lit.npats``): the "market basket patterns" (seed 002: 50).
+        N_I (``|L|`` in VLDB 1994, Quest ``lit.npats``): the "market basket patterns" (seed 002: 50).
     n_customer_patterns : int >= 1
         N_S (Quest ``seq.npats``): the "customer patterns" (seed 002: 50).
     mean_basket_pattern_size : float in [1, n_items]
-        |I| (Quest ``lit.patlen``): mean number of items in a basket pattern. Default 1.25, the
+        ``|I|`` (Quest ``lit.patlen``): mean number of items in a basket pattern. Default 1.25, the
         value of ICDE 1995's experiments and the Quest sequence generator's default.
     mean_customer_pattern_length : float >= 1
-        |S| (Quest ``seq.patlen``): mean number of basket patterns in a customer pattern; seed 002's
+        ``|S|`` (Quest ``seq.patlen``): mean number of basket patterns in a customer pattern; seed 002's
         "4 item groups per customer group".
     basket_correlation, customer_correlation : float >= 0
         Correlation levels: the mean of the exponential fraction of a pattern's elements taken from
@@ -364,13 +364,13 @@ def make_market_basket(
     -----
     The procedure, from the papers' text:
 
-    1. *Basket patterns* (VLDB 1994 §2.4.3). Pattern sizes are Poisson with mean |I|; the first
+    1. *Basket patterns* (VLDB 1994 §2.4.3). Pattern sizes are Poisson with mean ``|I|``; the first
        pattern's items are uniform; pattern k takes round(f_k * size_k) items, f_k ~ Exp(mean =
        correlation), from pattern k - 1 and draws the rest uniformly among the items not in k - 1;
        weights are Exp(1), normalised to sum to 1; each pattern gets a corruption level
        c ~ Normal(mean, variance) clipped to [0, 1].
     2. *Customer patterns* (ICDE 1995 §4.1): sequences of basket patterns, their lengths Poisson with
-       mean |S|, the elements of the first drawn by the basket weights, later ones taking a fraction
+       mean ``|S|``, the elements of the first drawn by the basket weights, later ones taking a fraction
        (exponential, mean = correlation) of the previous sequence's elements (kept in order, placed
        first) and drawing the rest by the basket weights; Exp(1) weights and corruption levels as
        above.

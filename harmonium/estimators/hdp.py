@@ -93,7 +93,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         a token) or the plain O(K) conditional.
     split_merge : int, default 0
         Split-merge proposals per iteration (Jain & Neal 2004; exact Metropolis-Hastings moves
-        on (z, tau), :func:`harmonium.inference.mcmc.isbn.hdp.split_merge`),
+        on (z, tau), ``harmonium.inference.mcmc.isbn.hdp.split_merge``),
         each from a launch state improved by ``split_merge_launch`` restricted Gibbs scans.
         They let a chain started from few topics find the planted number instead of stopping
         short; the one-token Gibbs moves alone keep the initial topics for thousands of
@@ -344,7 +344,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
     def completion_perplexity(self, X, *, observed_fraction: float = 0.5, random_state=0) -> CompletionResult:
         """Document-completion perplexity of held-out documents, scored by the same code as LDA's.
 
-        See :meth:`LDA.completion_perplexity <harmonium.estimators.LDA.completion_perplexity>`;
+        See :meth:`LDA.completion_perplexity <harmonium.estimators.lda.LDA.completion_perplexity>`;
         the topics are the K + 1 predictive ones (:meth:`predictive_topics`).
         """
         self._check_is_fitted()

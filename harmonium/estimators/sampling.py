@@ -79,7 +79,7 @@ class SamplingResult:
         """The draws and sampler statistics as an ArviZ ``InferenceData`` (``pip install harmonium[arviz]``).
 
         ``posterior`` holds one variable per name given to :func:`sample` (shape (chain, draw)), or
-        one variable ``x`` of shape (chain, draw, *param_shape); ``sample_stats`` holds the per-draw
+        one variable ``x`` of shape ``(chain, draw, *param_shape)``; ``sample_stats`` holds the per-draw
         statistics under ArviZ's names (``lp``, ``acceptance_rate``, ``diverging``, ``energy``,
         ``n_steps``, ``tree_depth``, ``step_size``), leaving out those the kernel does not have
         (all NaN); ``attrs`` name the kernel, backend, warm-up length and seed.

@@ -77,7 +77,7 @@ def document_completion(model, corpus: Corpus, *, observed_fraction: float = 0.5
     split of each document's tokens is seeded by ``random_state`` so that every
     model is scored on the same held-out tokens.
     A corpus over another vocabulary than the model's ``vocabulary_`` is
-    matched to it by word first (:meth:`Corpus.match_vocabulary`).
+    matched to it by word first (:meth:`harmonium.corpus.Corpus.match_vocabulary`).
     """
     vocabulary = getattr(model, "vocabulary_", None)
     if vocabulary is not None and isinstance(corpus, Corpus):

@@ -20,7 +20,7 @@ Every finished cell (model, K, seed) is written atomically to ``out_dir/cells/``
 it was run under; a rerun with the same settings skips finished cells (resumable: an interrupted
 run loses at most the cell in progress), and a rerun with other settings stops with an error
 rather than mixing results. The whole table is then written as ``results.csv`` and
-``results.json``; with ``plots=True`` the runner draws them too (:func:`harmonium.report.plots.plot_compare`:
+``results.json``; with ``plots=True`` the runner draws them too (``harmonium.report.plots.plot_compare``:
 perplexity and accuracy against K, time against quality) into ``out_dir``.
 """
 
@@ -362,7 +362,7 @@ def compare(
         None: the bar when stderr is a terminal; False: none. A callable gets a dict per event (``event`` in "start",
         "done", "skipped"; ``done``, ``n_cells``, ``model``, ``n_topics``, ``seed``).
     plots : bool, default False
-        Draw the table's plots into ``out_dir`` (:func:`harmonium.report.plots.plot_compare`; their paths
+        Draw the table's plots into ``out_dir`` (``harmonium.report.plots.plot_compare``; their paths
         in ``CompareResult.plots``). Needs matplotlib (the ``plot`` extra), checked before the grid runs.
 
     Returns
