@@ -25,6 +25,7 @@ __all__ = [
     "positive",
     "positive_definite",
     "probability",
+    "required",
     "simplex",
 ]
 
@@ -83,6 +84,15 @@ def probability(owner: str, name: str, value) -> np.ndarray:
     arr = as_float(owner, name, value)
     check(owner, name, arr, (arr >= 0) & (arr <= 1), "in [0, 1]")
     return arr
+
+
+def required(owner: str, name: str, value):
+    """``value`` itself; an error naming the fixed parameter when it is None (not given on a class call)."""
+    if value is None:
+        raise InvalidParameterError(
+            f"{owner}: pass the fixed {name!r} as a keyword ({name}=...); it is not a natural parameter."
+        )
+    return value
 
 
 def nonneg_int(owner: str, name: str, value) -> np.ndarray:

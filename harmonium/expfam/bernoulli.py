@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from harmonium.errors import InvalidParameterError
 from harmonium.expfam import _checks
-from harmonium.expfam._base import ExponentialFamily, as_size
+from harmonium.expfam._base import ExponentialFamily, TrialsFamily, as_size
 from harmonium.expfam._special import expected_log_factorial_binomial, log_sigmoid, softplus, xlogratio
 from harmonium.expfam.beta import Beta
 
@@ -160,7 +159,7 @@ class Bernoulli(ExponentialFamily):
         return np.zeros(cls._data(x).shape)
 
 
-class Binomial(ExponentialFamily):
+class Binomial(TrialsFamily):
     """A batch of Binomial(n, p) distributions on {0, ..., n}.
 
     Parameters
@@ -186,25 +185,10 @@ class Binomial(ExponentialFamily):
         owner = type(self).__name__
         self._set(_checks.nonneg_int(owner, "n", n), _logits_from_p(owner, p))
 
+    _check_logits = staticmethod(_check_logits)
+
     def _set(self, n, logits):
         self.n, self.logits = np.broadcast_arrays(n, logits)
-
-    @classmethod
-    def from_logits(cls, n, logits):
-        owner = f"{cls.__name__}.from_logits"
-        obj = cls.__new__(cls)
-        obj._set(_checks.nonneg_int(owner, "n", n), _check_logits(owner, logits))
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, n=None):
-        if n is None:
-            raise InvalidParameterError(f"{cls.__name__}.from_natural: the fixed parameter 'n' is required.")
-        return cls.from_logits(n, eta)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.n.shape
 
     @property
     def p(self) -> np.ndarray:
@@ -215,13 +199,6 @@ class Binomial(ExponentialFamily):
 
     def var(self) -> np.ndarray:
         return self.n * special.expit(self.logits) * special.expit(-self.logits)
-
-    def _fixed_params(self) -> dict:
-        return {"n": self.n}
-
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
 
     def sufficient_stats(self, x) -> tuple:
         return (np.asarray(x, dtype=np.float64),)
@@ -240,9 +217,6 @@ class Binomial(ExponentialFamily):
 
     def log_partition(self) -> np.ndarray:
         return self.n * softplus(self.logits)
-
-    def mean_params(self) -> tuple:
-        return (self.mean(),)
 
     def expected_log_base_measure(self) -> np.ndarray:
         """log n! - E[log x!] - E[log (n - x)!]; n - x ~ Binomial(n, 1 - p)."""
@@ -270,10 +244,8 @@ class Binomial(ExponentialFamily):
     @classmethod
     def _args(cls, x, n):
         owner = f"{cls.__name__}.conjugate_stats"
-        if n is None:
-            raise InvalidParameterError(f"{owner}: pass the fixed 'n' when calling on the class.")
         x = _checks.as_float(owner, "x", x)
-        n = _checks.nonneg_int(owner, "n", n)
+        n = _checks.nonneg_int(owner, "n", _checks.required(owner, "n", n))
         x, n = np.broadcast_arrays(x, n)
         _checks.check(owner, "x", x, (x >= 0) & (x <= n) & (x == np.round(x)), "an integer in [0, n]")
         return x, n
