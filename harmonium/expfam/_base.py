@@ -69,7 +69,16 @@ import numpy as np
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import _checks
 
-__all__ = ["ConjugatePrior", "ExponentialFamily", "TrialsFamily", "hybridmethod", "inner", "as_size", "weighted_sum"]
+__all__ = [
+    "ConjugatePrior",
+    "ExponentialFamily",
+    "LogitsFamily",
+    "TrialsFamily",
+    "hybridmethod",
+    "inner",
+    "as_size",
+    "weighted_sum",
+]
 
 
 def inner(a: tuple, b: tuple, n_event_dims: tuple[int, ...]) -> np.ndarray:
@@ -385,20 +394,43 @@ class ConjugatePrior(ExponentialFamily):
         return self.posterior(stats).log_partition() - self.log_partition() + log_base
 
 
-class TrialsFamily(ExponentialFamily):
-    """A likelihood over ``n`` fixed trials with logits as its natural parameter (Binomial, Multinomial).
+class LogitsFamily(ExponentialFamily):
+    """A likelihood whose one natural parameter is its logits (Bernoulli, Categorical; base of TrialsFamily).
 
-    ``n`` is a fixed parameter (``from_natural(eta, n=...)``, ``fixed_params = {"n": n}``) and
-    ``mean_params() = (mean(),)``. Subclasses implement ``_set(n, logits)`` (store both, broadcast)
-    and ``_check_logits(owner, logits)`` (the checked float array).
+    Subclasses set ``_check_logits(owner, logits)`` (returns the checked float array).
     """
 
-    n: np.ndarray
     logits: np.ndarray
 
     @staticmethod
     def _check_logits(owner: str, logits) -> np.ndarray:
         raise NotImplementedError
+
+    @classmethod
+    def from_logits(cls, logits):
+        """The distribution with logits ``logits`` (unnormalised log-probabilities)."""
+        obj = cls.__new__(cls)
+        obj.logits = cls._check_logits(f"{cls.__name__}.from_logits", logits)
+        return obj
+
+    @classmethod
+    def from_natural(cls, eta, **_ignored):
+        return cls.from_logits(eta)
+
+    @property
+    def natural_params(self) -> tuple:
+        return (self.logits,)
+
+
+class TrialsFamily(LogitsFamily):
+    """A likelihood over ``n`` fixed trials with logits as its natural parameter (Binomial, Multinomial).
+
+    ``n`` is a fixed parameter (``from_logits(n, logits)``, ``from_natural(eta, n=...)``,
+    ``fixed_params = {"n": n}``) and ``mean_params() = (mean(),)``. Subclasses implement
+    ``_set(n, logits)`` (store both, broadcast) and ``_check_logits``.
+    """
+
+    n: np.ndarray
 
     def _set(self, n: np.ndarray, logits: np.ndarray) -> None:
         raise NotImplementedError
@@ -421,10 +453,6 @@ class TrialsFamily(ExponentialFamily):
 
     def _fixed_params(self) -> dict:
         return {"n": self.n}
-
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
 
     def mean_params(self) -> tuple:
         return (self.mean(),)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import special
 
 from harmonium.expfam import _checks
-from harmonium.expfam._base import ExponentialFamily, TrialsFamily, as_size
+from harmonium.expfam._base import LogitsFamily, TrialsFamily, as_size
 from harmonium.expfam._special import expected_log_factorial_binomial, log_sigmoid, softplus, xlogratio
 from harmonium.expfam.beta import Beta
 
@@ -51,7 +51,7 @@ def _bernoulli_kl(lp, lq):
             + xlogratio(q, log_sigmoid(-lp), log_sigmoid(-lq)))
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(LogitsFamily):
     """A batch of Bernoulli(p) distributions on {0, 1}.
 
     Parameters
@@ -70,19 +70,10 @@ class Bernoulli(ExponentialFamily):
     event_dims = (0,)
     data_event_ndim = 0
     conjugate_prior = Beta
+    _check_logits = staticmethod(_check_logits)
 
     def __init__(self, p):
         self.logits = _logits_from_p(type(self).__name__, p)
-
-    @classmethod
-    def from_logits(cls, logits):
-        obj = cls.__new__(cls)
-        obj.logits = _check_logits(f"{cls.__name__}.from_logits", logits)
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, **_ignored):
-        return cls.from_logits(eta)
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
@@ -97,10 +88,6 @@ class Bernoulli(ExponentialFamily):
 
     def var(self) -> np.ndarray:
         return special.expit(self.logits) * special.expit(-self.logits)
-
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
 
     def sufficient_stats(self, x) -> tuple:
         return (np.asarray(x, dtype=np.float64),)

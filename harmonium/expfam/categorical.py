@@ -24,7 +24,7 @@ from scipy import special
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import _checks
-from harmonium.expfam._base import ExponentialFamily, TrialsFamily, as_size
+from harmonium.expfam._base import LogitsFamily, TrialsFamily, as_size
 from harmonium.expfam._special import expected_log_factorial_binomial, log_softmax, softmax, xlogratio
 from harmonium.expfam.dirichlet import Dirichlet
 
@@ -60,7 +60,7 @@ class _CategoryLogits:
         return log_softmax(self.logits)
 
 
-class Categorical(_CategoryLogits, ExponentialFamily):
+class Categorical(_CategoryLogits, LogitsFamily):
     """A batch of categorical distributions over labels ``0 .. K-1``.
 
     Parameters
@@ -80,22 +80,12 @@ class Categorical(_CategoryLogits, ExponentialFamily):
     event_dims = (1,)
     data_event_ndim = 0
     conjugate_prior = Dirichlet
+    _check_logits = staticmethod(_check_logits)
 
     def __init__(self, probs):
         probs = _checks.simplex("Categorical", "probs", probs)
         with np.errstate(divide="ignore"):
             self.logits = np.log(probs)
-
-    @classmethod
-    def from_logits(cls, logits):
-        """The categorical with probabilities softmax(``logits``) (any real logits; ``-inf`` = impossible)."""
-        obj = cls.__new__(cls)
-        obj.logits = _check_logits(f"{cls.__name__}.from_logits", logits)
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, **_ignored):
-        return cls.from_logits(eta)
 
     # -- shapes and accessors ----------------------------------------------------
     @property
@@ -110,10 +100,6 @@ class Categorical(_CategoryLogits, ExponentialFamily):
         return {"n_categories": self.n_categories}
 
     # -- natural form ------------------------------------------------------------
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
-
     def _labels(self, x, where: str) -> np.ndarray:
         return _checks.labels(f"{type(self).__name__}.{where}", "x", x, self.n_categories)
 
