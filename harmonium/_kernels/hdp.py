@@ -26,6 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
+from harmonium._kernels import lda_stats
 from harmonium._kernels.categorical import draw_unnormalised
 
 
@@ -155,6 +156,18 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
 
 
 @njit(cache=True, nogil=True)
+def _move_columns(n, remap, K, new_k):
+    """Column k < K of the count table ``n`` moves to column remap[k] (>= 0, <= k); columns new_k..K-1 become 0."""
+    for r in range(n.shape[0]):
+        for k in range(K):
+            j = remap[k]
+            if j >= 0 and j != k:
+                n[r, j] = n[r, k]
+        for k in range(new_k, K):
+            n[r, k] = 0
+
+
+@njit(cache=True, nogil=True)
 def compact(z, n_dk, n_wk, n_k, tau, K, remap):
     """Drop the empty topics among the first K columns, keeping the order of the others; returns the new K.
 
@@ -181,20 +194,8 @@ def compact(z, n_dk, n_wk, n_k, tau, K, remap):
     tau[new_k] = tau_u
     for k in range(new_k, K):
         n_k[k] = 0
-    for d in range(n_dk.shape[0]):
-        for k in range(K):
-            j = remap[k]
-            if j >= 0 and j != k:
-                n_dk[d, j] = n_dk[d, k]
-        for k in range(new_k, K):
-            n_dk[d, k] = 0
-    for w in range(n_wk.shape[0]):
-        for k in range(K):
-            j = remap[k]
-            if j >= 0 and j != k:
-                n_wk[w, j] = n_wk[w, k]
-        for k in range(new_k, K):
-            n_wk[w, k] = 0
+    _move_columns(n_dk, remap, K, new_k)
+    _move_columns(n_wk, remap, K, new_k)
     for i in range(z.shape[0]):
         z[i] = remap[z[i]]
     return new_k
@@ -236,16 +237,11 @@ def assignment_log_prior(doc_ptr, n_dk, K, alpha, tau):
 
 @njit(cache=True, nogil=True)
 def count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k):
-    """Zero the count tables and fill them from ``z``."""
+    """Zero the count tables and fill them from ``z`` (:func:`lda_stats.count_assignments`)."""
     n_dk[:] = 0
     n_wk[:] = 0
     n_k[:] = 0
-    for d in range(doc_ptr.shape[0] - 1):
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            k = z[i]
-            n_dk[d, k] += 1
-            n_wk[words[i], k] += 1
-            n_k[k] += 1
+    lda_stats.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
 
 
 # -- sparse buckets -------------------------------------------------------------------------------

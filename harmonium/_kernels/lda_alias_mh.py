@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from harmonium._kernels.lda_alias import build_alias, draw_alias
+from harmonium._kernels.lda_alias import build_alias, draw_alias, prior_table
 
 
 @njit(cache=True, nogil=True)
@@ -238,15 +238,7 @@ def alias_mh_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d
     min(K, frequency of w); ``wlen`` (V,) int32, ``word_mass`` (V,) float64;
     ``tab_topic``, ``tab_alias`` int32 and ``tab_prob`` float64 of length wptr[V].
     """
-    K = n_k.shape[0]
-    alpha_sum = 0.0
-    symmetric = True
-    for k in range(K):
-        alpha_sum += alpha[k]
-        alpha_prob[k] = alpha[k]
-        if alpha[k] != alpha[0]:
-            symmetric = False
-    build_alias(alpha_prob, alpha_alias, 0, K, small, large)
+    alpha_sum, symmetric = prior_table(alpha, alpha_prob, alpha_alias, small, large)
     v_beta = beta * n_wk.shape[0]
     n_changed = 0
     for parity in range(2):
