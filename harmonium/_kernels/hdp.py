@@ -28,6 +28,7 @@ from numba import njit
 
 from harmonium._kernels import lda_stats
 from harmonium._kernels.categorical import draw_unnormalised
+from harmonium._kernels.lda_stats import word_log_likelihood  # noqa: F401 - the HDP word term, khdp.word_log_likelihood
 
 
 @njit(cache=True, nogil=True)
@@ -199,22 +200,6 @@ def compact(z, n_dk, n_wk, n_k, tau, K, remap):
     for i in range(z.shape[0]):
         z[i] = remap[z[i]]
     return new_k
-
-
-@njit(cache=True, nogil=True)
-def word_log_likelihood(n_wk, n_k, K, beta):
-    """log p(w | z, beta) = sum_k [lG(V b) - lG(n_k + V b) + sum_w lG(n_wk + b) - lG(b)] over k < K."""
-    V = n_wk.shape[0]
-    total = 0.0
-    lg_beta = math.lgamma(beta)
-    for k in range(K):
-        total += math.lgamma(V * beta) - math.lgamma(n_k[k] + V * beta)
-    for w in range(V):
-        for k in range(K):
-            c = n_wk[w, k]
-            if c > 0:
-                total += math.lgamma(c + beta) - lg_beta
-    return total
 
 
 @njit(cache=True, nogil=True)

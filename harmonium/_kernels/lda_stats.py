@@ -13,10 +13,25 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def word_log_likelihood(n_wk, n_k, K, beta):
+    """log p(w | z, beta) = sum_k [lG(V b) - lG(n_k + V b) + sum_w lG(n_wk + b) - lG(b)] over k < K."""
+    V = n_wk.shape[0]
+    total = 0.0
+    lg_beta = math.lgamma(beta)
+    for k in range(K):
+        total += math.lgamma(V * beta) - math.lgamma(n_k[k] + V * beta)
+    for w in range(V):
+        for k in range(K):
+            c = n_wk[w, k]
+            if c > 0:
+                total += math.lgamma(c + beta) - lg_beta
+    return total
+
+
+@njit(cache=True, nogil=True)
 def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
     """log p(w, z | alpha, beta) with theta and phi integrated out (models.directed.lda)."""
     D, K = n_dk.shape
-    V = n_wk.shape[0]
     alpha_sum = 0.0
     for k in range(K):
         alpha_sum += alpha[k]
@@ -30,16 +45,7 @@ def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
                 n_d += c
                 total += math.lgamma(c + alpha[k]) - math.lgamma(alpha[k])
         total += lg_alpha_sum - math.lgamma(n_d + alpha_sum)
-    lg_beta = math.lgamma(beta)
-    total += K * math.lgamma(V * beta)
-    for k in range(K):
-        total -= math.lgamma(n_k[k] + V * beta)
-    for w in range(V):
-        for k in range(K):
-            c = n_wk[w, k]
-            if c > 0:
-                total += math.lgamma(c + beta) - lg_beta
-    return total
+    return total + word_log_likelihood(n_wk, n_k, K, beta)
 
 
 @njit(cache=True, nogil=True)
