@@ -164,13 +164,21 @@ def sparse_theta_dense(ptr, top, val, doc_len, alphas, weights, out):
 
 
 @njit(cache=True, nogil=True)
-def normalised_transpose(x_wk, out):
-    """out[k, w] = x_wk[w, k] / sum_w x_wk[w, k]: phi_hat (K, V) from the (V, K) sums, no temporaries."""
+def column_sums(x_wk):
+    """sum_w x_wk[w, k], a new (K,) float64 array (one row-major pass over the (V, K) table)."""
     V, K = x_wk.shape
     tot = np.zeros(K)
     for w in range(V):
         for k in range(K):
             tot[k] += x_wk[w, k]
+    return tot
+
+
+@njit(cache=True, nogil=True)
+def normalised_transpose(x_wk, out):
+    """out[k, w] = x_wk[w, k] / sum_w x_wk[w, k]: phi_hat (K, V) from the (V, K) sums, no temporaries."""
+    V, K = x_wk.shape
+    tot = column_sums(x_wk)
     for k in range(K):
         tot[k] = 1.0 / tot[k]
     for w in range(V):
