@@ -28,6 +28,7 @@ from numba import njit
 
 from harmonium._kernels import lda_stats
 from harmonium._kernels.categorical import draw_unnormalised
+from harmonium._kernels.lda_sparse import doc_topics, list_remove
 from harmonium._kernels.lda_stats import word_log_likelihood  # noqa: F401 - the HDP word term, khdp.word_log_likelihood
 
 
@@ -250,15 +251,6 @@ def build_word_lists(n_wk, K, wptr, wtop, wlen):
 
 
 @njit(cache=True, nogil=True)
-def _list_remove(lst, base, length, k):
-    for j in range(base, base + length):
-        if lst[j] == k:
-            lst[j] = lst[base + length - 1]
-            return length - 1
-    return length
-
-
-@njit(cache=True, nogil=True)
 def _s_total(tau, K, alpha, beta, c):
     s0 = 0.0
     s1 = 0.0
@@ -327,13 +319,7 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
         if not (resume and d == d0):
             # s from scratch at every document: no rounding drift
             s = _s_total(tau, K, alpha, beta, c)
-            dlen = 0
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                k = z[i]
-                if in_doc[k] == 0:
-                    in_doc[k] = 1
-                    dtop[dlen] = k
-                    dlen += 1
+            dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
             r = 0.0
             for j in range(dlen):
                 k = dtop[j]
@@ -362,12 +348,12 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
             s += at * beta * c[old]
             r += n_dk[d, old] * beta * c[old]
             if n_dk[d, old] == 0:
-                dlen = _list_remove(dtop, 0, dlen, old)
+                dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
             qcoef[old] = (at + n_dk[d, old]) * c[old]
             n_wk[w, old] -= 1
             if n_wk[w, old] == 0:
-                wlen[w] = _list_remove(wtop, wptr[w], wlen[w], old)
+                wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
             # buckets
             q = 0.0
             base = wptr[w]
