@@ -19,6 +19,7 @@ from harmonium.errors import InvalidParameterError
 __all__ = [
     "as_float",
     "check",
+    "counts",
     "finite",
     "labels",
     "nonneg_int",
@@ -100,6 +101,13 @@ def nonneg_int(owner: str, name: str, value) -> np.ndarray:
     arr = as_float(owner, name, value)
     check(owner, name, np.asarray(value), np.isfinite(arr) & (arr >= 0) & (arr == np.round(arr)), "an integer >= 0")
     return arr.astype(np.int64)
+
+
+def counts(owner: str, name: str, value, min_ndim: int = 0) -> np.ndarray:
+    """Count data: a float array whose entries are integers >= 0 (kept as float64, unlike :func:`nonneg_int`)."""
+    arr = as_float(owner, name, value, min_ndim=min_ndim)
+    check(owner, name, arr, (arr >= 0) & (arr == np.round(arr)), "a non-negative integer count")
+    return arr
 
 
 def labels(owner: str, name: str, value, n_categories: int) -> np.ndarray:

@@ -252,10 +252,7 @@ class Multinomial(_CategoryLogits, TrialsFamily):
     # -- conjugacy ---------------------------------------------------------------
     @classmethod
     def _counts(cls, x) -> np.ndarray:
-        x = _checks.as_float(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=1)
-        _checks.check(f"{cls.__name__}.conjugate_stats", "x", x, (x >= 0) & (x == np.round(x)),
-                      "a non-negative integer count")
-        return x
+        return _checks.counts(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=1)
 
     @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):
