@@ -96,6 +96,17 @@ def da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta):
     p[K] = alpha * tau[K] * beta / v_beta
 
 
+@njit(cache=True, nogil=True, inline="always")
+def remove_token(d, w, k, n_dk, n_wk, n_k, tau, K):
+    """Take a token of word w in document d out of topic k; if that empties k, its stick joins tau_u = tau[K]."""
+    n_dk[d, k] -= 1
+    n_wk[w, k] -= 1
+    n_k[k] -= 1
+    if n_k[k] == 0:
+        tau[K] += tau[k]
+        tau[k] = 0.0
+
+
 @njit(cache=True, nogil=True)
 def _doc_of(doc_ptr, i):
     """The document d with doc_ptr[d] <= i < doc_ptr[d + 1] (binary search)."""
@@ -134,12 +145,7 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
             return K, n_changed, n_new, i
         w = words[i]
         old = z[i]
-        n_dk[d, old] -= 1
-        n_wk[w, old] -= 1
-        n_k[old] -= 1
-        if n_k[old] == 0:
-            tau[K] += tau[old]
-            tau[old] = 0.0
+        remove_token(d, w, old, n_dk, n_wk, n_k, tau, K)
         da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta)
         new = draw_unnormalised(rng, p, K + 1)
         if new == K:
