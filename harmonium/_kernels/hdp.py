@@ -29,7 +29,10 @@ from numba import njit
 from harmonium._kernels import lda_stats
 from harmonium._kernels.categorical import draw_unnormalised
 from harmonium._kernels.lda_sparse import doc_topics, list_remove
-from harmonium._kernels.lda_stats import word_log_likelihood  # noqa: F401 - the HDP word term, khdp.word_log_likelihood
+from harmonium._kernels.lda_stats import (
+    count_token,
+    word_log_likelihood,  # noqa: F401 - the HDP word term, khdp.word_log_likelihood
+)
 
 
 @njit(cache=True, nogil=True)
@@ -99,9 +102,7 @@ def da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta):
 @njit(cache=True, nogil=True, inline="always")
 def remove_token(d, w, k, n_dk, n_wk, n_k, tau, K):
     """Take a token of word w in document d out of topic k; if that empties k, its stick joins tau_u = tau[K]."""
-    n_dk[d, k] -= 1
-    n_wk[w, k] -= 1
-    n_k[k] -= 1
+    count_token(d, w, k, n_dk, n_wk, n_k, -1)
     if n_k[k] == 0:
         tau[K] += tau[k]
         tau[k] = 0.0
@@ -155,9 +156,7 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
             K += 1
             n_new += 1
         z[i] = new
-        n_dk[d, new] += 1
-        n_wk[w, new] += 1
-        n_k[new] += 1
+        count_token(d, w, new, n_dk, n_wk, n_k, 1)
         if new != old:
             n_changed += 1
     return K, n_changed, n_new, N

@@ -74,6 +74,14 @@ def accumulate_theta(theta_sum, n_dk, alpha):
             theta_sum[d, k] += (n_dk[d, k] + alpha[k]) * inv
 
 
+@njit(cache=True, nogil=True, inline="always")
+def count_token(d, w, k, n_dk, n_wk, n_k, delta):
+    """Add ``delta`` (+1 or -1) to the counts of a token of word w in document d with topic k."""
+    n_dk[d, k] += delta
+    n_wk[w, k] += delta
+    n_k[k] += delta
+
+
 @njit(cache=True, nogil=True)
 def count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k):
     """Fill the (zeroed) count tables n_dk, n_wk, n_k implied by the assignments z."""
