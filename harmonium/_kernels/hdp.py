@@ -507,21 +507,22 @@ def _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx,
     sum_d [lG(n_dx + alpha tau) - lG(alpha tau)] + lG(V beta) - lG(n_x + V beta) + sum_w [lG(n_wx + beta) - lG(beta)]
     for side x = 0 or 1, or x = 2: both sides together (the merged topic).
     """
-    total = 0.0
-    lg_at = math.lgamma(alpha_tau)
-    for j in range(n_docs_touched):
-        d = docs[j]
-        c = ndx[d, 0] + ndx[d, 1] if x == 2 else ndx[d, x]
-        if c > 0:
-            total += math.lgamma(c + alpha_tau) - lg_at
     n = nx[0] + nx[1] if x == 2 else nx[x]
-    total += math.lgamma(v_beta) - math.lgamma(n + v_beta)
-    lg_b = math.lgamma(beta)
-    for j in range(n_words_touched):
-        w = wlist[j]
-        c = nwx[w, 0] + nwx[w, 1] if x == 2 else nwx[w, x]
+    return (_rows_log_terms(docs, n_docs_touched, ndx, x, alpha_tau) + math.lgamma(v_beta) - math.lgamma(n + v_beta)
+            + _rows_log_terms(wlist, n_words_touched, nwx, x, beta))
+
+
+@njit(cache=True, nogil=True)
+def _rows_log_terms(rows, n_rows, counts, x, a):
+    """sum_j [lG(c_j + a) - lG(a)] over rows[:n_rows] of the two-column ``counts``; c_j is column x, or for x = 2
+    both columns together (terms with c_j = 0 vanish)."""
+    total = 0.0
+    lg_a = math.lgamma(a)
+    for j in range(n_rows):
+        r = rows[j]
+        c = counts[r, 0] + counts[r, 1] if x == 2 else counts[r, x]
         if c > 0:
-            total += math.lgamma(c + beta) - lg_b
+            total += math.lgamma(c + a) - lg_a
     return total
 
 
