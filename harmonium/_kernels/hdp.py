@@ -26,7 +26,13 @@ import math
 import numpy as np
 from numba import njit
 
+from harmonium._kernels import lda_stats
 from harmonium._kernels.categorical import draw_unnormalised
+from harmonium._kernels.lda_sparse import doc_topics, list_remove
+from harmonium._kernels.lda_stats import (
+    count_token,
+    word_log_likelihood,  # noqa: F401 - the HDP word term, khdp.word_log_likelihood
+)
 
 
 @njit(cache=True, nogil=True)
@@ -93,6 +99,15 @@ def da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta):
     p[K] = alpha * tau[K] * beta / v_beta
 
 
+@njit(cache=True, nogil=True, inline="always")
+def remove_token(d, w, k, n_dk, n_wk, n_k, tau, K):
+    """Take a token of word w in document d out of topic k; if that empties k, its stick joins tau_u = tau[K]."""
+    count_token(d, w, k, n_dk, n_wk, n_k, -1)
+    if n_k[k] == 0:
+        tau[K] += tau[k]
+        tau[k] = 0.0
+
+
 @njit(cache=True, nogil=True)
 def _doc_of(doc_ptr, i):
     """The document d with doc_ptr[d] <= i < doc_ptr[d + 1] (binary search)."""
@@ -131,12 +146,7 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
             return K, n_changed, n_new, i
         w = words[i]
         old = z[i]
-        n_dk[d, old] -= 1
-        n_wk[w, old] -= 1
-        n_k[old] -= 1
-        if n_k[old] == 0:
-            tau[K] += tau[old]
-            tau[old] = 0.0
+        remove_token(d, w, old, n_dk, n_wk, n_k, tau, K)
         da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, alpha, beta, v_beta)
         new = draw_unnormalised(rng, p, K + 1)
         if new == K:
@@ -146,12 +156,22 @@ def da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma
             K += 1
             n_new += 1
         z[i] = new
-        n_dk[d, new] += 1
-        n_wk[w, new] += 1
-        n_k[new] += 1
+        count_token(d, w, new, n_dk, n_wk, n_k, 1)
         if new != old:
             n_changed += 1
     return K, n_changed, n_new, N
+
+
+@njit(cache=True, nogil=True)
+def _move_columns(n, remap, K, new_k):
+    """Column k < K of the count table ``n`` moves to column remap[k] (>= 0, <= k); columns new_k..K-1 become 0."""
+    for r in range(n.shape[0]):
+        for k in range(K):
+            j = remap[k]
+            if j >= 0 and j != k:
+                n[r, j] = n[r, k]
+        for k in range(new_k, K):
+            n[r, k] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -181,39 +201,11 @@ def compact(z, n_dk, n_wk, n_k, tau, K, remap):
     tau[new_k] = tau_u
     for k in range(new_k, K):
         n_k[k] = 0
-    for d in range(n_dk.shape[0]):
-        for k in range(K):
-            j = remap[k]
-            if j >= 0 and j != k:
-                n_dk[d, j] = n_dk[d, k]
-        for k in range(new_k, K):
-            n_dk[d, k] = 0
-    for w in range(n_wk.shape[0]):
-        for k in range(K):
-            j = remap[k]
-            if j >= 0 and j != k:
-                n_wk[w, j] = n_wk[w, k]
-        for k in range(new_k, K):
-            n_wk[w, k] = 0
+    _move_columns(n_dk, remap, K, new_k)
+    _move_columns(n_wk, remap, K, new_k)
     for i in range(z.shape[0]):
         z[i] = remap[z[i]]
     return new_k
-
-
-@njit(cache=True, nogil=True)
-def word_log_likelihood(n_wk, n_k, K, beta):
-    """log p(w | z, beta) = sum_k [lG(V b) - lG(n_k + V b) + sum_w lG(n_wk + b) - lG(b)] over k < K."""
-    V = n_wk.shape[0]
-    total = 0.0
-    lg_beta = math.lgamma(beta)
-    for k in range(K):
-        total += math.lgamma(V * beta) - math.lgamma(n_k[k] + V * beta)
-    for w in range(V):
-        for k in range(K):
-            c = n_wk[w, k]
-            if c > 0:
-                total += math.lgamma(c + beta) - lg_beta
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -236,16 +228,11 @@ def assignment_log_prior(doc_ptr, n_dk, K, alpha, tau):
 
 @njit(cache=True, nogil=True)
 def count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k):
-    """Zero the count tables and fill them from ``z``."""
+    """Zero the count tables and fill them from ``z`` (:func:`lda_stats.count_assignments`)."""
     n_dk[:] = 0
     n_wk[:] = 0
     n_k[:] = 0
-    for d in range(doc_ptr.shape[0] - 1):
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            k = z[i]
-            n_dk[d, k] += 1
-            n_wk[words[i], k] += 1
-            n_k[k] += 1
+    lda_stats.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
 
 
 # -- sparse buckets -------------------------------------------------------------------------------
@@ -266,15 +253,6 @@ def build_word_lists(n_wk, K, wptr, wtop, wlen):
                     wtop[base + m] = k
                     m += 1
         wlen[w] = m
-
-
-@njit(cache=True, nogil=True)
-def _list_remove(lst, base, length, k):
-    for j in range(base, base + length):
-        if lst[j] == k:
-            lst[j] = lst[base + length - 1]
-            return length - 1
-    return length
 
 
 @njit(cache=True, nogil=True)
@@ -346,13 +324,7 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
         if not (resume and d == d0):
             # s from scratch at every document: no rounding drift
             s = _s_total(tau, K, alpha, beta, c)
-            dlen = 0
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                k = z[i]
-                if in_doc[k] == 0:
-                    in_doc[k] = 1
-                    dtop[dlen] = k
-                    dlen += 1
+            dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
             r = 0.0
             for j in range(dlen):
                 k = dtop[j]
@@ -381,12 +353,12 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
             s += at * beta * c[old]
             r += n_dk[d, old] * beta * c[old]
             if n_dk[d, old] == 0:
-                dlen = _list_remove(dtop, 0, dlen, old)
+                dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
             qcoef[old] = (at + n_dk[d, old]) * c[old]
             n_wk[w, old] -= 1
             if n_wk[w, old] == 0:
-                wlen[w] = _list_remove(wtop, wptr[w], wlen[w], old)
+                wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
             # buckets
             q = 0.0
             base = wptr[w]
@@ -535,21 +507,22 @@ def _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx,
     sum_d [lG(n_dx + alpha tau) - lG(alpha tau)] + lG(V beta) - lG(n_x + V beta) + sum_w [lG(n_wx + beta) - lG(beta)]
     for side x = 0 or 1, or x = 2: both sides together (the merged topic).
     """
-    total = 0.0
-    lg_at = math.lgamma(alpha_tau)
-    for j in range(n_docs_touched):
-        d = docs[j]
-        c = ndx[d, 0] + ndx[d, 1] if x == 2 else ndx[d, x]
-        if c > 0:
-            total += math.lgamma(c + alpha_tau) - lg_at
     n = nx[0] + nx[1] if x == 2 else nx[x]
-    total += math.lgamma(v_beta) - math.lgamma(n + v_beta)
-    lg_b = math.lgamma(beta)
-    for j in range(n_words_touched):
-        w = wlist[j]
-        c = nwx[w, 0] + nwx[w, 1] if x == 2 else nwx[w, x]
+    return (_rows_log_terms(docs, n_docs_touched, ndx, x, alpha_tau) + math.lgamma(v_beta) - math.lgamma(n + v_beta)
+            + _rows_log_terms(wlist, n_words_touched, nwx, x, beta))
+
+
+@njit(cache=True, nogil=True)
+def _rows_log_terms(rows, n_rows, counts, x, a):
+    """sum_j [lG(c_j + a) - lG(a)] over rows[:n_rows] of the two-column ``counts``; c_j is column x, or for x = 2
+    both columns together (terms with c_j = 0 vanish)."""
+    total = 0.0
+    lg_a = math.lgamma(a)
+    for j in range(n_rows):
+        r = rows[j]
+        c = counts[r, 0] + counts[r, 1] if x == 2 else counts[r, x]
         if c > 0:
-            total += math.lgamma(c + beta) - lg_b
+            total += math.lgamma(c + a) - lg_a
     return total
 
 

@@ -90,3 +90,18 @@ def draw_alias(rng, prob, alias, base, n):
     if u - j < prob[base + j]:
         return j
     return alias[base + j]
+
+
+@njit(cache=True, nogil=True)
+def prior_table(alpha, alpha_prob, alpha_alias, small, large):
+    """(sum alpha, whether alpha is symmetric); fills the alias table of alpha."""
+    K = alpha.shape[0]
+    alpha_sum = 0.0
+    symmetric = True
+    for k in range(K):
+        alpha_sum += alpha[k]
+        alpha_prob[k] = alpha[k]
+        if alpha[k] != alpha[0]:
+            symmetric = False
+    build_alias(alpha_prob, alpha_alias, 0, K, small, large)
+    return alpha_sum, symmetric

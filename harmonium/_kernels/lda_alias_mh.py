@@ -55,7 +55,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from harmonium._kernels.lda_alias import build_alias, draw_alias
+from harmonium._kernels.lda_alias import build_alias, draw_alias, prior_table
+from harmonium._kernels.lda_stats import count_token
 
 
 @njit(cache=True, nogil=True)
@@ -205,9 +206,7 @@ def mh_phase(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, alpha_sum, symmetri
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             old = z[i]
-            n_dk[d, old] -= 1
-            n_wk[w, old] -= 1
-            n_k[old] -= 1
+            count_token(d, w, old, n_dk, n_wk, n_k, -1)
             s = old
             for step in range(mh_steps):
                 if step % 2 == 0:
@@ -217,9 +216,7 @@ def mh_phase(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, alpha_sum, symmetri
                     s = doc_step(rng, i, d, w, s, doc_ptr, z, n_dk, n_wk, n_k, alpha, alpha_sum, symmetric, beta,
                                  v_beta, alpha_prob, alpha_alias)
             z[i] = s
-            n_dk[d, s] += 1
-            n_wk[w, s] += 1
-            n_k[s] += 1
+            count_token(d, w, s, n_dk, n_wk, n_k, 1)
             if s != old:
                 n_changed += 1
     return n_changed
@@ -238,15 +235,7 @@ def alias_mh_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d
     min(K, frequency of w); ``wlen`` (V,) int32, ``word_mass`` (V,) float64;
     ``tab_topic``, ``tab_alias`` int32 and ``tab_prob`` float64 of length wptr[V].
     """
-    K = n_k.shape[0]
-    alpha_sum = 0.0
-    symmetric = True
-    for k in range(K):
-        alpha_sum += alpha[k]
-        alpha_prob[k] = alpha[k]
-        if alpha[k] != alpha[0]:
-            symmetric = False
-    build_alias(alpha_prob, alpha_alias, 0, K, small, large)
+    alpha_sum, symmetric = prior_table(alpha, alpha_prob, alpha_alias, small, large)
     v_beta = beta * n_wk.shape[0]
     n_changed = 0
     for parity in range(2):

@@ -16,6 +16,7 @@ from __future__ import annotations
 from numba import njit
 
 from harmonium._kernels.categorical import draw_unnormalised
+from harmonium._kernels.lda_stats import count_token
 
 
 @njit(cache=True, nogil=True)
@@ -40,15 +41,11 @@ def collapsed_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, p, d_l
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             old = z[i]
-            n_dk[d, old] -= 1
-            n_wk[w, old] -= 1
-            n_k[old] -= 1
+            count_token(d, w, old, n_dk, n_wk, n_k, -1)
             collapsed_conditional(p, d, w, n_dk, n_wk, n_k, alpha, beta, v_beta)
             new = draw_unnormalised(rng, p, K)
             z[i] = new
-            n_dk[d, new] += 1
-            n_wk[w, new] += 1
-            n_k[new] += 1
+            count_token(d, w, new, n_dk, n_wk, n_k, 1)
             if new != old:
                 n_changed += 1
     return n_changed

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from harmonium._kernels.lda_sparse import doc_topics, list_remove
+
 
 @njit(cache=True, nogil=True)
 def word_prior_tables(phi_wk, alpha, rows, a_cum):
@@ -53,25 +55,14 @@ def fixed_topics_sweep_sparse(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_
     """
     K = n_dk.shape[1]
     for d in range(d_lo, d_hi):
-        dlen = 0
-        if not initialise:
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                k = z[i]
-                if in_doc[k] == 0:
-                    in_doc[k] = 1
-                    dtop[dlen] = k
-                    dlen += 1
+        dlen = 0 if initialise else doc_topics(doc_ptr, z, d, in_doc, dtop)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = words[i]
             if not initialise:
                 old = z[i]
                 n_dk[d, old] -= 1
                 if n_dk[d, old] == 0:
-                    for j in range(dlen):
-                        if dtop[j] == old:
-                            dtop[j] = dtop[dlen - 1]
-                            break
-                    dlen -= 1
+                    dlen = list_remove(dtop, 0, dlen, old)
                     in_doc[old] = 0
             row = a_cum[word_row[w]]
             a = row[K - 1]

@@ -52,14 +52,27 @@ def build_word_lists(n_wk, wptr, wtop, wlen):
         wlen[w] = m
 
 
-@njit(cache=True, nogil=True)
-def _remove(lst, base, length, k):
+@njit(cache=True, nogil=True, inline="always")
+def list_remove(lst, base, length, k):
     """Remove value k from lst[base:base+length] (swap with last); returns the new length."""
     for j in range(base, base + length):
         if lst[j] == k:
             lst[j] = lst[base + length - 1]
             return length - 1
     return length
+
+
+@njit(cache=True, nogil=True, inline="always")
+def doc_topics(doc_ptr, z, d, in_doc, dtop):
+    """List the distinct topics of document d's tokens in ``dtop``, marking them in ``in_doc``; returns how many."""
+    dlen = 0
+    for i in range(doc_ptr[d], doc_ptr[d + 1]):
+        k = z[i]
+        if in_doc[k] == 0:
+            in_doc[k] = 1
+            dtop[dlen] = k
+            dlen += 1
+    return dlen
 
 
 @njit(cache=True, nogil=True)
@@ -91,13 +104,7 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
         if (d - d_lo) % 256 == 0:
             s = _s_total(alpha, beta, c)
         # the document's topic list and its q coefficients
-        dlen = 0
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            k = z[i]
-            if in_doc[k] == 0:
-                in_doc[k] = 1
-                dtop[dlen] = k
-                dlen += 1
+        dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
         r = 0.0
         for j in range(dlen):
             k = dtop[j]
@@ -115,12 +122,12 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
             n_dk[d, old] -= 1
             r += n_dk[d, old] * beta * c[old]
             if n_dk[d, old] == 0:
-                dlen = _remove(dtop, 0, dlen, old)
+                dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
             qcoef[old] = (alpha[old] + n_dk[d, old]) * c[old]
             n_wk[w, old] -= 1
             if n_wk[w, old] == 0:
-                wlen[w] = _remove(wtop, wptr[w], wlen[w], old)
+                wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
             # buckets
             q = 0.0
             base = wptr[w]

@@ -13,10 +13,25 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def word_log_likelihood(n_wk, n_k, K, beta):
+    """log p(w | z, beta) = sum_k [lG(V b) - lG(n_k + V b) + sum_w lG(n_wk + b) - lG(b)] over k < K."""
+    V = n_wk.shape[0]
+    total = 0.0
+    lg_beta = math.lgamma(beta)
+    for k in range(K):
+        total += math.lgamma(V * beta) - math.lgamma(n_k[k] + V * beta)
+    for w in range(V):
+        for k in range(K):
+            c = n_wk[w, k]
+            if c > 0:
+                total += math.lgamma(c + beta) - lg_beta
+    return total
+
+
+@njit(cache=True, nogil=True)
 def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
     """log p(w, z | alpha, beta) with theta and phi integrated out (models.directed.lda)."""
     D, K = n_dk.shape
-    V = n_wk.shape[0]
     alpha_sum = 0.0
     for k in range(K):
         alpha_sum += alpha[k]
@@ -30,16 +45,7 @@ def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
                 n_d += c
                 total += math.lgamma(c + alpha[k]) - math.lgamma(alpha[k])
         total += lg_alpha_sum - math.lgamma(n_d + alpha_sum)
-    lg_beta = math.lgamma(beta)
-    total += K * math.lgamma(V * beta)
-    for k in range(K):
-        total -= math.lgamma(n_k[k] + V * beta)
-    for w in range(V):
-        for k in range(K):
-            c = n_wk[w, k]
-            if c > 0:
-                total += math.lgamma(c + beta) - lg_beta
-    return total
+    return total + word_log_likelihood(n_wk, n_k, K, beta)
 
 
 @njit(cache=True, nogil=True)
@@ -66,6 +72,14 @@ def accumulate_theta(theta_sum, n_dk, alpha):
         inv = 1.0 / (n_d + alpha_sum)
         for k in range(K):
             theta_sum[d, k] += (n_dk[d, k] + alpha[k]) * inv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def count_token(d, w, k, n_dk, n_wk, n_k, delta):
+    """Add ``delta`` (+1 or -1) to the counts of a token of word w in document d with topic k."""
+    n_dk[d, k] += delta
+    n_wk[w, k] += delta
+    n_k[k] += delta
 
 
 @njit(cache=True, nogil=True)
@@ -158,13 +172,21 @@ def sparse_theta_dense(ptr, top, val, doc_len, alphas, weights, out):
 
 
 @njit(cache=True, nogil=True)
-def normalised_transpose(x_wk, out):
-    """out[k, w] = x_wk[w, k] / sum_w x_wk[w, k]: phi_hat (K, V) from the (V, K) sums, no temporaries."""
+def column_sums(x_wk):
+    """sum_w x_wk[w, k], a new (K,) float64 array (one row-major pass over the (V, K) table)."""
     V, K = x_wk.shape
     tot = np.zeros(K)
     for w in range(V):
         for k in range(K):
             tot[k] += x_wk[w, k]
+    return tot
+
+
+@njit(cache=True, nogil=True)
+def normalised_transpose(x_wk, out):
+    """out[k, w] = x_wk[w, k] / sum_w x_wk[w, k]: phi_hat (K, V) from the (V, K) sums, no temporaries."""
+    V, K = x_wk.shape
+    tot = column_sums(x_wk)
     for k in range(K):
         tot[k] = 1.0 / tot[k]
     for w in range(V):

@@ -24,6 +24,8 @@ import math
 import numpy as np
 from numba import njit
 
+from harmonium._kernels.lda_stats import column_sums
+
 # Reassociation lets LLVM vectorise the K-long dot products (the E-step's inner loops); no
 # assumptions about NaN or infinities are made. Results depend on the build, not on the run.
 _FAST = {"reassoc", "contract"}
@@ -60,10 +62,7 @@ def digamma(x):
 def exp_elog_beta_wordmajor(lam_wk, out_wk):
     """out[w, k] = exp(psi(lambda_kw) - psi(sum_w lambda_kw)) with lambda stored word-major (V, K) (in place)."""
     V, K = lam_wk.shape
-    col = np.zeros(K)
-    for w in range(V):
-        for k in range(K):
-            col[k] += lam_wk[w, k]
+    col = column_sums(lam_wk)
     for k in range(K):
         col[k] = digamma(col[k])
     for w in range(V):

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from harmonium._kernels.lda_alias import build_alias, draw_alias
+from harmonium._kernels.lda_alias import draw_alias, prior_table
 
 
 @njit(cache=True, nogil=True)
@@ -156,21 +156,6 @@ def doc_pass(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, m
                 n_wk[w, s] += 1
                 z[i] = s
                 z_w[p] = s
-
-
-@njit(cache=True, nogil=True)
-def prior_table(alpha, alpha_prob, alpha_alias, small, large):
-    """(sum alpha, whether alpha is symmetric); fills the alias table of alpha."""
-    K = alpha.shape[0]
-    alpha_sum = 0.0
-    symmetric = True
-    for k in range(K):
-        alpha_sum += alpha[k]
-        alpha_prob[k] = alpha[k]
-        if alpha[k] != alpha[0]:
-            symmetric = False
-    build_alias(alpha_prob, alpha_alias, 0, K, small, large)
-    return alpha_sum, symmetric
 
 
 @njit(cache=True, nogil=True)

@@ -109,6 +109,15 @@ def index_dtype(nnz: int, n_cols: int):
     return np.int32 if max(nnz, n_cols) < np.iinfo(np.int32).max else np.int64
 
 
+def _first_word_beyond(m: sp.csr_matrix, n_words: int) -> tuple[int, int] | None:
+    """(word id, document) of the first entry of ``m`` with a word id >= ``n_words``; None when there is none."""
+    bad = m.indices >= n_words
+    if not bad.any():
+        return None
+    pos = int(np.flatnonzero(bad)[0])
+    return int(m.indices[pos]), int(np.searchsorted(m.indptr, pos, side="right") - 1)
+
+
 def _canonical_csr(data, indices, indptr, shape) -> sp.csr_matrix:
     """A new CSR over (data, indices, indptr) without copying arrays already of the right dtype.
 
@@ -382,16 +391,9 @@ class Corpus:
 
     @staticmethod
     def check_word_ids_of(m: sp.csr_matrix, vocabulary_size: int, where: str) -> None:
-        if m.nnz == 0:
-            return
-        bad = m.indices >= vocabulary_size
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
-            raise CorpusError(
-                f"word id {int(m.indices[pos])} >= vocabulary size {vocabulary_size} "
-                f"in document {d} ({where})."
-            )
+        bad = _first_word_beyond(m, vocabulary_size)
+        if bad is not None:
+            raise CorpusError(f"word id {bad[0]} >= vocabulary size {vocabulary_size} in document {bad[1]} ({where}).")
 
     def reindex(self, vocabulary: Vocabulary) -> Corpus:
         """The same documents counted over another vocabulary (terms not in it are dropped, silently).
@@ -460,12 +462,10 @@ class Corpus:
         V = len(vocabulary)
         m = self._counts
         if self.vocabulary.is_range:
-            bad = m.indices >= V
-            if bad.any():
-                pos = int(np.flatnonzero(bad)[0])
-                d = int(np.searchsorted(m.indptr, pos, side="right") - 1)
+            bad = _first_word_beyond(m, V)
+            if bad is not None:
                 raise VocabularyMismatchError(
-                    f"{where}: word id {int(m.indices[pos])} in document {d} is beyond the model's vocabulary of "
+                    f"{where}: word id {bad[0]} in document {bad[1]} is beyond the model's vocabulary of "
                     f"{V} words (ids 0..{V - 1}). The corpus has no vocabulary (bare word ids), so its ids are read "
                     "as the model's ids: build it over the model's vocabulary (model.vocabulary_), or give it its "
                     "vocabulary (e.g. the vocabulary file, vocab_path=) so that words are matched by term."

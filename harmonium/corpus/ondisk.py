@@ -71,7 +71,7 @@ from harmonium._version import __version__
 from harmonium.corpus.corpus import Corpus, _as_csr_counts, index_dtype
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError
-from harmonium.io.atomic import atomic_write_bytes
+from harmonium.io.atomic import atomic_write_bytes, fsync_dir
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "build_ondisk_corpus", "open_ondisk_corpus", "release_pages"]
 
@@ -95,19 +95,6 @@ def _npy_header(dtype: str, length: int) -> bytes:
     room = _NPY_HEADER_BYTES - 10
     text = text + " " * (room - len(text) - 1) + "\n"
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", room) + text.encode("latin1")
-
-
-def _fsync_dir(directory: str) -> None:
-    """Make renames durable where the platform allows opening a directory."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _tmp_name(directory: str, name: str) -> str:
@@ -229,7 +216,7 @@ def build_ondisk_corpus(
         ):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(directory, leftover))
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
     tmp = {name: _tmp_name(directory, name) for name in (*_ARRAYS, *_META)}
     files: dict = {}
@@ -306,10 +293,10 @@ def build_ondisk_corpus(
             "vocabulary": _VOCABULARY,
             **{key: (fname if has_meta[key] else None) for key, fname in _META.items()},
         }
-        _fsync_dir(directory)
+        fsync_dir(directory)
         atomic_write_bytes(os.path.join(directory, MANIFEST),
                            json.dumps(manifest, indent=1).encode("utf-8"))
-        _fsync_dir(directory)
+        fsync_dir(directory)
     except BaseException:
         for f in files.values():
             with contextlib.suppress(OSError):

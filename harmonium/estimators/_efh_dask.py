@@ -21,19 +21,18 @@ from the shards' column sums.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import numpy as np
 
 from harmonium.corpus.ondisk import open_ondisk_corpus
 from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
-from harmonium.estimators._lda_dask import _ondisk_path, ondisk_fingerprint
+from harmonium.estimators._lda_dask import ondisk_fingerprint, sharded_run
 from harmonium.inference.learning import cd
 from harmonium.inference.learning import cd_dask as cdd
 from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.models.undirected.units import BernoulliUnits
-from harmonium.parallel.dask_shards import ShardedRun, ShardSpec, WorkerLost, open_shard, plan_shards
+from harmonium.parallel.dask_shards import ShardedRun, ShardSpec, WorkerLost, open_shard
 from harmonium.parallel.seeds import check_random_state
 
 MAX_RECOVERIES = 3
@@ -70,16 +69,8 @@ def fit(est, X, client, *, n_shards=None, features=None, resume: bool = False, c
     """Fit ``est`` by data-parallel CD on the cluster of ``client`` (``client=None``: the same local steps in
     this process); sets the usual fitted attributes and ``dask_stats_``."""
     n_shards = _check(est, client, n_shards, features)
-    tmp: list = []
-    path = _ondisk_path(X, tmp, f"{type(est).__name__}.fit")
-    run = ShardedRun(client, plan_shards(path, n_shards))
-    try:
+    with sharded_run(est, X, client, n_shards, f"{type(est).__name__}.fit") as (run, path):
         _fit(est, run, path, resume, callback)
-        est.dask_stats_["peak_rss_bytes"] = run.peak_rss()
-    finally:
-        run.close()
-        for d in tmp:
-            shutil.rmtree(d, ignore_errors=True)
     return est
 
 

@@ -17,8 +17,10 @@ times); without ``checkpoint_path`` the error is raised.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -52,6 +54,28 @@ def _ondisk_path(X, tmp_holder: list, where: str = "LDA.fit") -> str:
     return tmp
 
 
+@contextmanager
+def sharded_run(est, X, client, n_shards: int, where: str = "LDA.fit"):
+    """``(run, path)``: ``X`` as an on-disk corpus at ``path`` (a temporary copy unless it is one) and the
+    :class:`ShardedRun` of its ``n_shards`` shards on ``client``'s cluster.
+
+    When the block completes, ``est.dask_stats_["peak_rss_bytes"]`` gets the workers' peak memory; always, the
+    run is closed and the temporary copy removed.
+    """
+    tmp: list = []
+    try:
+        path = _ondisk_path(X, tmp, where)
+        run = ShardedRun(client, plan_shards(path, n_shards))
+        try:
+            yield run, path
+            est.dask_stats_["peak_rss_bytes"] = run.peak_rss()
+        finally:
+            run.close()
+    finally:
+        for d in tmp:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def ondisk_fingerprint(path: str) -> dict:
     """:meth:`Corpus.fingerprint` ``("lengths")`` of the on-disk corpus at ``path`` (indptr only: cheap at any size)."""
     return open_ondisk_corpus(path, verify=False).fingerprint("lengths")
@@ -79,24 +103,13 @@ def fit(est, X, client, *, n_shards=None, sync_every: int = 1, resume: bool = Fa
         doc_topic: bool = True):
     """Fit ``est`` (an LDA) on the cluster of ``client``; sets the usual fitted attributes and ``dask_stats_``."""
     n_shards = _check(est, client, n_shards, sync_every)
-    tmp: list = []
-    path = _ondisk_path(X, tmp)
-    specs = plan_shards(path, n_shards)
-    run = ShardedRun(client, specs)
-    try:
+    with sharded_run(est, X, client, n_shards) as (run, path):
         if est.inference == "parallel_gibbs":
             _fit_adlda(est, run, path, sync_every, resume, callback, doc_topic)
         else:
             from harmonium.estimators._lda_dask_vb import fit_vb
 
             fit_vb(est, run, path, ondisk_fingerprint(path), resume, callback, doc_topic)
-        est.dask_stats_["peak_rss_bytes"] = run.peak_rss()
-    finally:
-        run.close()
-        for d in tmp:
-            import shutil
-
-            shutil.rmtree(d, ignore_errors=True)
     return est
 
 

@@ -45,17 +45,21 @@ def _safe_log(x: np.ndarray) -> np.ndarray:
         return np.log(x)
 
 
+def _nonempty_docs(counts):
+    """``(d, word ids, counts)`` of each document of the CSR ``counts`` with at least one word, in order."""
+    for d in range(counts.shape[0]):
+        lo, hi = counts.indptr[d], counts.indptr[d + 1]
+        if lo < hi:
+            yield d, counts.indices[lo:hi], counts.data[lo:hi]
+
+
 def prior_log_weights(rng: np.random.Generator, counts, phi: np.ndarray, alpha: np.ndarray,
                       n_samples: int) -> np.ndarray:
     """(D, S) log weights log p(w_d | theta^(s), Phi) with theta^(s) ~ Dir(alpha)."""
-    D = counts.shape[0]
-    out = np.zeros((D, n_samples))
-    for d in range(D):
-        lo, hi = counts.indptr[d], counts.indptr[d + 1]
-        if lo == hi:
-            continue
+    out = np.zeros((counts.shape[0], n_samples))
+    for d, words, n_w in _nonempty_docs(counts):
         theta = rng.dirichlet(alpha, size=n_samples)
-        out[d] = _safe_log(theta @ phi[:, counts.indices[lo:hi]]) @ counts.data[lo:hi].astype(np.float64)
+        out[d] = _safe_log(theta @ phi[:, words]) @ n_w.astype(np.float64)
     return out
 
 
@@ -96,14 +100,9 @@ def iterated_log_weights(rng: np.random.Generator, counts, phi: np.ndarray, alph
     distinct word j assigned to topic k, so z is drawn as one multinomial per
     distinct word (the sequence's probability under q is still prod_n q_n(z_n)).
     """
-    D = counts.shape[0]
-    out = np.zeros((D, n_samples))
-    for d in range(D):
-        lo, hi = counts.indptr[d], counts.indptr[d + 1]
-        if lo == hi:
-            continue
-        words = counts.indices[lo:hi]
-        n_w = counts.data[lo:hi].astype(np.int64)
+    out = np.zeros((counts.shape[0], n_samples))
+    for d, words, n_w in _nonempty_docs(counts):
+        n_w = n_w.astype(np.int64)
         phi_w = phi[:, words]
         if np.any(phi_w.sum(axis=0) <= 0.0):  # a word no topic can emit: p(w_d) = 0
             out[d] = -np.inf

@@ -137,16 +137,24 @@ class CompareResult:
     def json_path(self) -> Path:
         return self.out_dir / "results.json"
 
-    def _grid(self, column: str, fmt: Callable[[list[float]], str]) -> str:
+    def _grid(self, column: str, cell: Callable[[list[dict]], str], *, finite: bool = False) -> str:
+        """Markdown, one row per model and one column per K: ``cell`` of the records of that (model, K) with a
+        value in ``column`` (not None and not NaN; with ``finite`` not infinite either), empty where none has."""
         ks = sorted({r["n_topics"] for r in self.records})
         models = list(dict.fromkeys(r["model"] for r in self.records))
+
+        def has_value(r) -> bool:
+            v = r.get(column)
+            if v is None or not isinstance(v, float):
+                return v is not None
+            return math.isfinite(v) if finite else not math.isnan(v)
+
         lines = ["| model | " + " | ".join(f"K={k}" for k in ks) + " |", "|---|" + "---:|" * len(ks)]
         for m in models:
             cells = []
             for k in ks:
-                vals = [r[column] for r in self.records if r["model"] == m and r["n_topics"] == k
-                        and r.get(column) is not None and not (isinstance(r[column], float) and math.isnan(r[column]))]
-                cells.append(fmt(vals) if vals else "")
+                rs = [r for r in self.records if r["model"] == m and r["n_topics"] == k and has_value(r)]
+                cells.append(cell(rs) if rs else "")
             if any(cells):
                 lines.append(f"| {m} | " + " | ".join(cells) + " |")
         return "\n".join(lines)
@@ -159,39 +167,32 @@ class CompareResult:
         if classifier not in CLASSIFIERS:
             raise InvalidParameterError(f"The 'classifier' parameter of accuracy_table must be one of {CLASSIFIERS}. "
                                         f"Got {classifier!r}.")
+        column = f"accuracy_{classifier}"
 
-        def fmt(v):
-            s = f"{np.mean(v):.{digits}f}"
-            return s if len(v) == 1 else f"{s} ({min(v):.{digits}f}-{max(v):.{digits}f})"
-        return self._grid(f"accuracy_{classifier}", fmt)
+        def cell(rs):
+            v = [r[column] for r in rs]
+            return f"{v[0]:.{digits}f}" if len(v) == 1 else _mean_range(v, digits)
+        return self._grid(column, cell)
 
     def perplexity_table(self, digits: int = 1) -> str:
         """Markdown: held-out perplexity (± 1 standard error; several seeds: mean (min-max))."""
-        ks = sorted({r["n_topics"] for r in self.records})
-        models = list(dict.fromkeys(r["model"] for r in self.records))
-        lines = ["| model | " + " | ".join(f"K={k}" for k in ks) + " |", "|---|" + "---:|" * len(ks)]
-        for m in models:
-            cells = []
-            for k in ks:
-                rs = [r for r in self.records if r["model"] == m and r["n_topics"] == k
-                      and r.get("perplexity") is not None and math.isfinite(r["perplexity"])]
-                if not rs:
-                    cells.append("")
-                elif len(rs) == 1:
-                    cells.append(f"{rs[0]['perplexity']:.{digits}f} ± {rs[0]['perplexity_se']:.{digits}f}")
-                else:
-                    v = [r["perplexity"] for r in rs]
-                    cells.append(f"{np.mean(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})")
-            if any(cells):
-                lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        return "\n".join(lines)
+        def cell(rs):
+            if len(rs) == 1:
+                return f"{rs[0]['perplexity']:.{digits}f} ± {rs[0]['perplexity_se']:.{digits}f}"
+            return _mean_range([r["perplexity"] for r in rs], digits)
+        return self._grid("perplexity", cell, finite=True)
 
     def time_table(self, digits: int = 1) -> str:
         """Markdown: seconds of the fit to the training split (several seeds: mean)."""
-        return self._grid("fit_seconds", lambda v: f"{np.mean(v):.{digits}f}")
+        return self._grid("fit_seconds", lambda rs: f"{np.mean([r['fit_seconds'] for r in rs]):.{digits}f}")
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+def _mean_range(v: list[float], digits: int) -> str:
+    """``mean (min-max)`` of several seeds' values."""
+    return f"{np.mean(v):.{digits}f} ({min(v):.{digits}f}-{max(v):.{digits}f})"
+
+
 def restrict_vocabulary(corpus: Corpus, max_words: int) -> Corpus:
     """The corpus over its ``max_words`` most frequent words (by token count; ties by word id), empty documents
     dropped -- as Salakhutdinov & Hinton (2009) restrict the vocabulary for the Replicated Softmax."""

@@ -67,8 +67,18 @@ import types
 import numpy as np
 
 from harmonium.errors import InvalidParameterError
+from harmonium.expfam import _checks
 
-__all__ = ["ConjugatePrior", "ExponentialFamily", "hybridmethod", "inner", "as_size", "weighted_sum"]
+__all__ = [
+    "ConjugatePrior",
+    "ExponentialFamily",
+    "LogitsFamily",
+    "TrialsFamily",
+    "hybridmethod",
+    "inner",
+    "as_size",
+    "weighted_sum",
+]
 
 
 def inner(a: tuple, b: tuple, n_event_dims: tuple[int, ...]) -> np.ndarray:
@@ -382,3 +392,67 @@ class ConjugatePrior(ExponentialFamily):
     def log_marginal_likelihood(self, stats: tuple, log_base: float | np.ndarray = 0.0) -> np.ndarray:
         """log p(x_1..n) = A(eta + s) - A(eta) + sum_i log h_lik(x_i); ``log_base`` is that last sum."""
         return self.posterior(stats).log_partition() - self.log_partition() + log_base
+
+
+class LogitsFamily(ExponentialFamily):
+    """A likelihood whose one natural parameter is its logits (Bernoulli, Categorical; base of TrialsFamily).
+
+    Subclasses set ``_check_logits(owner, logits)`` (returns the checked float array).
+    """
+
+    logits: np.ndarray
+
+    @staticmethod
+    def _check_logits(owner: str, logits) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def from_logits(cls, logits):
+        """The distribution with logits ``logits`` (unnormalised log-probabilities)."""
+        obj = cls.__new__(cls)
+        obj.logits = cls._check_logits(f"{cls.__name__}.from_logits", logits)
+        return obj
+
+    @classmethod
+    def from_natural(cls, eta, **_ignored):
+        return cls.from_logits(eta)
+
+    @property
+    def natural_params(self) -> tuple:
+        return (self.logits,)
+
+
+class TrialsFamily(LogitsFamily):
+    """A likelihood over ``n`` fixed trials with logits as its natural parameter (Binomial, Multinomial).
+
+    ``n`` is a fixed parameter (``from_logits(n, logits)``, ``from_natural(eta, n=...)``,
+    ``fixed_params = {"n": n}``) and ``mean_params() = (mean(),)``. Subclasses implement
+    ``_set(n, logits)`` (store both, broadcast) and ``_check_logits``.
+    """
+
+    n: np.ndarray
+
+    def _set(self, n: np.ndarray, logits: np.ndarray) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_logits(cls, n, logits):
+        """The distribution with ``n`` trials and logits ``logits`` (unnormalised log-probabilities)."""
+        owner = f"{cls.__name__}.from_logits"
+        obj = cls.__new__(cls)
+        obj._set(_checks.nonneg_int(owner, "n", n), cls._check_logits(owner, logits))
+        return obj
+
+    @classmethod
+    def from_natural(cls, eta, n=None):
+        return cls.from_logits(_checks.required(f"{cls.__name__}.from_natural", "n", n), eta)
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self.n.shape
+
+    def _fixed_params(self) -> dict:
+        return {"n": self.n}
+
+    def mean_params(self) -> tuple:
+        return (self.mean(),)

@@ -19,12 +19,14 @@ from harmonium.errors import InvalidParameterError
 __all__ = [
     "as_float",
     "check",
+    "counts",
     "finite",
     "labels",
     "nonneg_int",
     "positive",
     "positive_definite",
     "probability",
+    "required",
     "simplex",
 ]
 
@@ -85,11 +87,27 @@ def probability(owner: str, name: str, value) -> np.ndarray:
     return arr
 
 
+def required(owner: str, name: str, value):
+    """``value`` itself; an error naming the fixed parameter when it is None (not given on a class call)."""
+    if value is None:
+        raise InvalidParameterError(
+            f"{owner}: pass the fixed {name!r} as a keyword ({name}=...); it is not a natural parameter."
+        )
+    return value
+
+
 def nonneg_int(owner: str, name: str, value) -> np.ndarray:
     """An integer-valued array >= 0 (integers stored as floats are accepted), returned as int64."""
     arr = as_float(owner, name, value)
     check(owner, name, np.asarray(value), np.isfinite(arr) & (arr >= 0) & (arr == np.round(arr)), "an integer >= 0")
     return arr.astype(np.int64)
+
+
+def counts(owner: str, name: str, value, min_ndim: int = 0) -> np.ndarray:
+    """Count data: a float array whose entries are integers >= 0 (kept as float64, unlike :func:`nonneg_int`)."""
+    arr = as_float(owner, name, value, min_ndim=min_ndim)
+    check(owner, name, arr, (arr >= 0) & (arr == np.round(arr)), "a non-negative integer count")
+    return arr
 
 
 def labels(owner: str, name: str, value, n_categories: int) -> np.ndarray:

@@ -17,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from harmonium.errors import InvalidParameterError
 from harmonium.expfam import _checks
-from harmonium.expfam._base import ExponentialFamily, as_size
+from harmonium.expfam._base import LogitsFamily, TrialsFamily, as_size
 from harmonium.expfam._special import expected_log_factorial_binomial, log_sigmoid, softplus, xlogratio
 from harmonium.expfam.beta import Beta
 
@@ -52,7 +51,7 @@ def _bernoulli_kl(lp, lq):
             + xlogratio(q, log_sigmoid(-lp), log_sigmoid(-lq)))
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(LogitsFamily):
     """A batch of Bernoulli(p) distributions on {0, 1}.
 
     Parameters
@@ -71,19 +70,10 @@ class Bernoulli(ExponentialFamily):
     event_dims = (0,)
     data_event_ndim = 0
     conjugate_prior = Beta
+    _check_logits = staticmethod(_check_logits)
 
     def __init__(self, p):
         self.logits = _logits_from_p(type(self).__name__, p)
-
-    @classmethod
-    def from_logits(cls, logits):
-        obj = cls.__new__(cls)
-        obj.logits = _check_logits(f"{cls.__name__}.from_logits", logits)
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, **_ignored):
-        return cls.from_logits(eta)
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
@@ -98,10 +88,6 @@ class Bernoulli(ExponentialFamily):
 
     def var(self) -> np.ndarray:
         return special.expit(self.logits) * special.expit(-self.logits)
-
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
 
     def sufficient_stats(self, x) -> tuple:
         return (np.asarray(x, dtype=np.float64),)
@@ -160,7 +146,7 @@ class Bernoulli(ExponentialFamily):
         return np.zeros(cls._data(x).shape)
 
 
-class Binomial(ExponentialFamily):
+class Binomial(TrialsFamily):
     """A batch of Binomial(n, p) distributions on {0, ..., n}.
 
     Parameters
@@ -186,25 +172,10 @@ class Binomial(ExponentialFamily):
         owner = type(self).__name__
         self._set(_checks.nonneg_int(owner, "n", n), _logits_from_p(owner, p))
 
+    _check_logits = staticmethod(_check_logits)
+
     def _set(self, n, logits):
         self.n, self.logits = np.broadcast_arrays(n, logits)
-
-    @classmethod
-    def from_logits(cls, n, logits):
-        owner = f"{cls.__name__}.from_logits"
-        obj = cls.__new__(cls)
-        obj._set(_checks.nonneg_int(owner, "n", n), _check_logits(owner, logits))
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, n=None):
-        if n is None:
-            raise InvalidParameterError(f"{cls.__name__}.from_natural: the fixed parameter 'n' is required.")
-        return cls.from_logits(n, eta)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.n.shape
 
     @property
     def p(self) -> np.ndarray:
@@ -215,13 +186,6 @@ class Binomial(ExponentialFamily):
 
     def var(self) -> np.ndarray:
         return self.n * special.expit(self.logits) * special.expit(-self.logits)
-
-    def _fixed_params(self) -> dict:
-        return {"n": self.n}
-
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
 
     def sufficient_stats(self, x) -> tuple:
         return (np.asarray(x, dtype=np.float64),)
@@ -240,9 +204,6 @@ class Binomial(ExponentialFamily):
 
     def log_partition(self) -> np.ndarray:
         return self.n * softplus(self.logits)
-
-    def mean_params(self) -> tuple:
-        return (self.mean(),)
 
     def expected_log_base_measure(self) -> np.ndarray:
         """log n! - E[log x!] - E[log (n - x)!]; n - x ~ Binomial(n, 1 - p)."""
@@ -270,10 +231,8 @@ class Binomial(ExponentialFamily):
     @classmethod
     def _args(cls, x, n):
         owner = f"{cls.__name__}.conjugate_stats"
-        if n is None:
-            raise InvalidParameterError(f"{owner}: pass the fixed 'n' when calling on the class.")
         x = _checks.as_float(owner, "x", x)
-        n = _checks.nonneg_int(owner, "n", n)
+        n = _checks.nonneg_int(owner, "n", _checks.required(owner, "n", n))
         x, n = np.broadcast_arrays(x, n)
         _checks.check(owner, "x", x, (x >= 0) & (x <= n) & (x == np.round(x)), "an integer in [0, n]")
         return x, n

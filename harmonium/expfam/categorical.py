@@ -24,7 +24,7 @@ from scipy import special
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import _checks
-from harmonium.expfam._base import ExponentialFamily, as_size
+from harmonium.expfam._base import LogitsFamily, TrialsFamily, as_size
 from harmonium.expfam._special import expected_log_factorial_binomial, log_softmax, softmax, xlogratio
 from harmonium.expfam.dirichlet import Dirichlet
 
@@ -41,7 +41,26 @@ def _check_logits(owner: str, logits) -> np.ndarray:
     return arr
 
 
-class Categorical(ExponentialFamily):
+class _CategoryLogits:
+    """Accessors of a family whose last ``logits`` axis runs over the ``K`` categories."""
+
+    logits: np.ndarray
+
+    @property
+    def n_categories(self) -> int:
+        return self.logits.shape[-1]
+
+    @property
+    def probs(self) -> np.ndarray:
+        return softmax(self.logits)
+
+    @property
+    def log_probs(self) -> np.ndarray:
+        """Normalised log-probabilities (logits minus their logsumexp)."""
+        return log_softmax(self.logits)
+
+
+class Categorical(_CategoryLogits, LogitsFamily):
     """A batch of categorical distributions over labels ``0 .. K-1``.
 
     Parameters
@@ -61,40 +80,17 @@ class Categorical(ExponentialFamily):
     event_dims = (1,)
     data_event_ndim = 0
     conjugate_prior = Dirichlet
+    _check_logits = staticmethod(_check_logits)
 
     def __init__(self, probs):
         probs = _checks.simplex("Categorical", "probs", probs)
         with np.errstate(divide="ignore"):
             self.logits = np.log(probs)
 
-    @classmethod
-    def from_logits(cls, logits):
-        """The categorical with probabilities softmax(``logits``) (any real logits; ``-inf`` = impossible)."""
-        obj = cls.__new__(cls)
-        obj.logits = _check_logits(f"{cls.__name__}.from_logits", logits)
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, **_ignored):
-        return cls.from_logits(eta)
-
     # -- shapes and accessors ----------------------------------------------------
     @property
     def batch_shape(self) -> tuple[int, ...]:
         return self.logits.shape[:-1]
-
-    @property
-    def n_categories(self) -> int:
-        return self.logits.shape[-1]
-
-    @property
-    def probs(self) -> np.ndarray:
-        return softmax(self.logits)
-
-    @property
-    def log_probs(self) -> np.ndarray:
-        """Normalised log-probabilities (logits minus their logsumexp)."""
-        return log_softmax(self.logits)
 
     def mean(self) -> np.ndarray:
         """E[one_hot(x)] = probs."""
@@ -104,10 +100,6 @@ class Categorical(ExponentialFamily):
         return {"n_categories": self.n_categories}
 
     # -- natural form ------------------------------------------------------------
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
-
     def _labels(self, x, where: str) -> np.ndarray:
         return _checks.labels(f"{type(self).__name__}.{where}", "x", x, self.n_categories)
 
@@ -170,7 +162,7 @@ class Categorical(ExponentialFamily):
         return np.zeros(np.shape(x))
 
 
-class Multinomial(ExponentialFamily):
+class Multinomial(_CategoryLogits, TrialsFamily):
     """A batch of multinomial distributions: counts of ``n`` draws over ``K`` categories.
 
     Parameters
@@ -199,41 +191,14 @@ class Multinomial(ExponentialFamily):
             logits = np.log(probs)
         self._set(_checks.nonneg_int("Multinomial", "n", n), logits)
 
+    _check_logits = staticmethod(_check_logits)
+
     def _set(self, n, logits):
         batch = np.broadcast_shapes(n.shape, logits.shape[:-1])
         self.n = np.broadcast_to(n, batch)
         self.logits = np.broadcast_to(logits, batch + logits.shape[-1:])
 
-    @classmethod
-    def from_logits(cls, n, logits):
-        obj = cls.__new__(cls)
-        owner = f"{cls.__name__}.from_logits"
-        obj._set(_checks.nonneg_int(owner, "n", n), _check_logits(owner, logits))
-        return obj
-
-    @classmethod
-    def from_natural(cls, eta, n=None):
-        if n is None:
-            raise InvalidParameterError(f"{cls.__name__}.from_natural: the fixed parameter 'n' is required.")
-        return cls.from_logits(n, eta)
-
     # -- shapes and accessors ----------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.n.shape
-
-    @property
-    def n_categories(self) -> int:
-        return self.logits.shape[-1]
-
-    @property
-    def probs(self) -> np.ndarray:
-        return softmax(self.logits)
-
-    @property
-    def log_probs(self) -> np.ndarray:
-        return log_softmax(self.logits)
-
     def mean(self) -> np.ndarray:
         return self.n[..., None] * self.probs
 
@@ -241,14 +206,7 @@ class Multinomial(ExponentialFamily):
         p = self.probs
         return self.n[..., None] * p * (1.0 - p)
 
-    def _fixed_params(self) -> dict:
-        return {"n": self.n}
-
     # -- natural form ------------------------------------------------------------
-    @property
-    def natural_params(self) -> tuple:
-        return (self.logits,)
-
     def sufficient_stats(self, x) -> tuple:
         return (np.asarray(x, dtype=np.float64),)
 
@@ -263,9 +221,6 @@ class Multinomial(ExponentialFamily):
 
     def log_partition(self) -> np.ndarray:
         return self.n * special.logsumexp(self.logits, axis=-1)
-
-    def mean_params(self) -> tuple:
-        return (self.mean(),)
 
     def expected_log_base_measure(self) -> np.ndarray:
         """log n! - sum_k E[log x_k!], each x_k ~ Binomial(n, p_k) marginally (linearity of expectation)."""
@@ -297,10 +252,7 @@ class Multinomial(ExponentialFamily):
     # -- conjugacy ---------------------------------------------------------------
     @classmethod
     def _counts(cls, x) -> np.ndarray:
-        x = _checks.as_float(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=1)
-        _checks.check(f"{cls.__name__}.conjugate_stats", "x", x, (x >= 0) & (x == np.round(x)),
-                      "a non-negative integer count")
-        return x
+        return _checks.counts(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=1)
 
     @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):

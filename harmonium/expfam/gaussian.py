@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from harmonium.errors import InvalidParameterError
 from harmonium.expfam import _checks
 from harmonium.expfam._base import ConjugatePrior, ExponentialFamily, as_size
 from harmonium.expfam.normal_gamma import NormalGamma
@@ -32,7 +31,37 @@ __all__ = ["Gaussian", "GaussianKnownVariance"]
 _LOG2PI = np.log(2.0 * np.pi)
 
 
-class Gaussian(ConjugatePrior):
+class _Normal:
+    """N(mu, variance) by its mean and variance: the parts both univariate Gaussian families share."""
+
+    def __init__(self, mu, variance):
+        owner = type(self).__name__
+        mu = _checks.finite(owner, "mu", mu)
+        variance = _checks.positive(owner, "variance", variance)
+        self.mu, self.variance = np.broadcast_arrays(mu, variance)
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self.mu.shape
+
+    def mean(self) -> np.ndarray:
+        return self.mu
+
+    def var(self) -> np.ndarray:
+        return self.variance
+
+    def log_prob(self, x) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        return -0.5 * ((x - self.mu) ** 2 / self.variance + np.log(self.variance) + _LOG2PI)
+
+    def entropy(self) -> np.ndarray:
+        return 0.5 * (np.log(self.variance) + 1.0 + _LOG2PI)
+
+    def sample(self, rng: np.random.Generator, size=()) -> np.ndarray:
+        return self.mu + np.sqrt(self.variance) * rng.standard_normal(as_size(size) + self.batch_shape)
+
+
+class Gaussian(_Normal, ConjugatePrior):
     """A batch of univariate Gaussians N(mu, variance), both natural parameters.
 
     Parameters
@@ -52,12 +81,6 @@ class Gaussian(ConjugatePrior):
     data_event_ndim = 0
     conjugate_prior = NormalGamma
 
-    def __init__(self, mu, variance):
-        owner = type(self).__name__
-        mu = _checks.finite(owner, "mu", mu)
-        variance = _checks.positive(owner, "variance", variance)
-        self.mu, self.variance = np.broadcast_arrays(mu, variance)
-
     @classmethod
     def from_natural(cls, eta1, eta2):
         """variance = -1 / (2 eta2) (eta2 < 0), mu = eta1 variance."""
@@ -69,18 +92,8 @@ class Gaussian(ConjugatePrior):
         return cls(eta1 * variance, variance)
 
     @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.mu.shape
-
-    @property
     def precision(self) -> np.ndarray:
         return 1.0 / self.variance
-
-    def mean(self) -> np.ndarray:
-        return self.mu
-
-    def var(self) -> np.ndarray:
-        return self.variance
 
     @property
     def natural_params(self) -> tuple:
@@ -102,20 +115,10 @@ class Gaussian(ConjugatePrior):
     def expected_log_base_measure(self) -> np.ndarray:
         return np.full(self.batch_shape, -0.5 * _LOG2PI)
 
-    def log_prob(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        return -0.5 * ((x - self.mu) ** 2 / self.variance + np.log(self.variance) + _LOG2PI)
-
-    def entropy(self) -> np.ndarray:
-        return 0.5 * (np.log(self.variance) + 1.0 + _LOG2PI)
-
     def kl(self, other) -> np.ndarray:
         self._check_same_family(other)
         ratio = self.variance / other.variance
         return 0.5 * (ratio + (self.mu - other.mu) ** 2 / other.variance - 1.0 - np.log(ratio))
-
-    def sample(self, rng: np.random.Generator, size=()) -> np.ndarray:
-        return self.mu + np.sqrt(self.variance) * rng.standard_normal(as_size(size) + self.batch_shape)
 
     @classmethod
     def _data(cls, x) -> np.ndarray:
@@ -137,7 +140,7 @@ class Gaussian(ConjugatePrior):
         return np.full(cls._data(x).shape, -0.5 * _LOG2PI)
 
 
-class GaussianKnownVariance(ExponentialFamily):
+class GaussianKnownVariance(_Normal, ExponentialFamily):
     """A batch of univariate Gaussians N(mu, variance) with the variance fixed (not a natural parameter).
 
     Parameters
@@ -158,28 +161,11 @@ class GaussianKnownVariance(ExponentialFamily):
     data_event_ndim = 0
     conjugate_prior = Gaussian
 
-    def __init__(self, mu, variance):
-        owner = type(self).__name__
-        mu = _checks.finite(owner, "mu", mu)
-        variance = _checks.positive(owner, "variance", variance)
-        self.mu, self.variance = np.broadcast_arrays(mu, variance)
-
     @classmethod
     def from_natural(cls, eta, variance=None):
-        if variance is None:
-            raise InvalidParameterError(f"{cls.__name__}.from_natural: the fixed parameter 'variance' is required.")
-        variance = _checks.positive(f"{cls.__name__}.from_natural", "variance", variance)
+        owner = f"{cls.__name__}.from_natural"
+        variance = _checks.positive(owner, "variance", _checks.required(owner, "variance", variance))
         return cls(np.asarray(eta, dtype=np.float64) * variance, variance)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.mu.shape
-
-    def mean(self) -> np.ndarray:
-        return self.mu
-
-    def var(self) -> np.ndarray:
-        return self.variance
 
     def _fixed_params(self) -> dict:
         return {"variance": self.variance}
@@ -204,27 +190,15 @@ class GaussianKnownVariance(ExponentialFamily):
     def expected_log_base_measure(self) -> np.ndarray:
         return -0.5 * (np.log(self.variance) + _LOG2PI) - 0.5 * (self.variance + self.mu ** 2) / self.variance
 
-    def log_prob(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        return -0.5 * ((x - self.mu) ** 2 / self.variance + np.log(self.variance) + _LOG2PI)
-
-    def entropy(self) -> np.ndarray:
-        return 0.5 * (np.log(self.variance) + 1.0 + _LOG2PI)
-
     def kl(self, other) -> np.ndarray:
         self._check_same_family(other)
         return 0.5 * (self.mu - other.mu) ** 2 / self.variance
 
-    def sample(self, rng: np.random.Generator, size=()) -> np.ndarray:
-        return self.mu + np.sqrt(self.variance) * rng.standard_normal(as_size(size) + self.batch_shape)
-
     @classmethod
     def _args(cls, x, variance):
         owner = f"{cls.__name__}.conjugate_stats"
-        if variance is None:
-            raise InvalidParameterError(f"{owner}: pass the fixed 'variance' when calling on the class.")
         x = _checks.finite(owner, "x", x)
-        variance = _checks.positive(owner, "variance", variance)
+        variance = _checks.positive(owner, "variance", _checks.required(owner, "variance", variance))
         return np.broadcast_arrays(x, variance)
 
     @classmethod

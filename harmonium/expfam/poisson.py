@@ -96,10 +96,7 @@ class Poisson(ExponentialFamily):
 
     @classmethod
     def _data(cls, x) -> np.ndarray:
-        x = _checks.as_float(f"{cls.__name__}.conjugate_stats", "x", x)
-        _checks.check(f"{cls.__name__}.conjugate_stats", "x", x, (x >= 0) & (x == np.round(x)),
-                      "a non-negative integer")
-        return x
+        return _checks.counts(f"{cls.__name__}.conjugate_stats", "x", x)
 
     @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):

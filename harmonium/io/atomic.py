@@ -35,8 +35,8 @@ def _current_umask() -> int:
     return mask
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable; not possible on every platform, hence best effort."""
+def fsync_dir(directory) -> None:
+    """Make renames into ``directory`` durable; not possible on every platform, hence best effort."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -180,7 +180,7 @@ def atomic_writer(path, mode: str = "wb", encoding: str | None = None) -> Iterat
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def atomic_write_bytes(path, data: bytes) -> Path:

@@ -45,7 +45,7 @@ from harmonium.expfam.categorical import Categorical
 
 __all__ = [
     "Gate", "Global", "Model", "Observed", "batch_shape", "broadcast_batch", "chunk_rows", "likelihood_name",
-    "observed_weights", "one_hot", "sum_conjugate_stats",
+    "observed_weights", "one_hot", "positive_parameter", "sum_conjugate_stats",
 ]
 
 #: entries of per-sample coefficients materialised at once by :func:`sum_conjugate_stats` (16 MiB of float64)
@@ -116,6 +116,23 @@ def observed_weights(o: Observed, batch: tuple[int, ...], resp: np.ndarray | Non
         groups, G = o.groups, batch[0]
         return lambda sl: one_hot(groups[sl], G)
     return lambda sl: None
+
+
+def positive_parameter(owner: str, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` (a float or an array) broadcast to ``shape`` as a float array, checked finite and > 0.
+
+    For the concentration of a Dirichlet prior; an error names ``owner``'s parameter ``name``.
+    """
+    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.broadcast_to(arr, shape).copy()
+    except ValueError:
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must be a float or an array of shape {shape}. Got shape {arr.shape}."
+        ) from None
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise InvalidParameterError(f"The {name!r} parameter of {owner} must be finite and > 0. Got {value!r}.")
+    return arr
 
 
 def likelihood_name(likelihood: Any) -> str:

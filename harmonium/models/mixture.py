@@ -26,7 +26,7 @@ from harmonium.expfam._base import ConjugatePrior
 from harmonium.expfam.dirichlet import Dirichlet
 from harmonium.expfam.mvn import MultivariateGaussian
 from harmonium.expfam.niw import NormalInverseWishart
-from harmonium.models.conjugate import Gate, Global, Model, Observed
+from harmonium.models.conjugate import Gate, Global, Model, Observed, positive_parameter
 
 __all__ = ["PI", "THETA", "Z", "X", "bayesian_gaussian_mixture", "conjugate_mixture", "gaussian_mixture_estimates"]
 
@@ -58,18 +58,7 @@ def conjugate_mixture(data, n_components: int, likelihood: Any, component_prior:
         Fixed parameters of the likelihood (see :class:`~harmonium.models.conjugate.Observed`).
     """
     K = _n_components(n_components)
-    alpha0 = np.asarray(weight_concentration, dtype=np.float64)
-    try:
-        alpha0 = np.broadcast_to(alpha0, (K,)).copy()
-    except ValueError:
-        raise InvalidParameterError(
-            f"The 'weight_concentration' of a mixture must be a float or an array of shape ({K},). "
-            f"Got shape {alpha0.shape}."
-        ) from None
-    if not np.all(np.isfinite(alpha0) & (alpha0 > 0)):
-        raise InvalidParameterError(
-            f"The 'weight_concentration' of a mixture must be finite and > 0. Got {weight_concentration!r}."
-        )
+    alpha0 = positive_parameter("conjugate_mixture", "weight_concentration", weight_concentration, (K,))
     return Model([
         Global(PI, Dirichlet(alpha0)),
         Global(THETA, component_prior, size=K),

@@ -28,7 +28,8 @@ from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import as_corpus
 from harmonium.evaluation.diagnostics import ess_bulk, rhat
 
-__all__ = ["classical_mds", "js_distances", "relevance_candidates", "report_data", "top_words", "topic_distributions"]
+__all__ = ["check_view_args", "classical_mds", "js_distances", "model_topics", "relevance_candidates", "report_data",
+           "top_words", "topic_distributions"]
 
 
 def _softmax_columns(b: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -52,6 +53,27 @@ def topic_distributions(model) -> tuple[np.ndarray, str]:
         return _softmax_columns(b, W), "harmonium"
     raise InvalidParameterError(f"The report needs a fitted topic model (topic_word_) or harmonium (model_); got "
                                 f"{type(model).__name__}.")
+
+
+def model_topics(model) -> tuple[np.ndarray, str, object, list[str]]:
+    """:func:`topic_distributions` of ``model`` with its ``vocabulary_`` (or None) and the V terms in word-id order.
+
+    A model fitted on a bare matrix has no vocabulary; its terms are ``"w<id>"``.
+    """
+    phi, kind = topic_distributions(model)
+    vocab = getattr(model, "vocabulary_", None)
+    V = phi.shape[1]
+    terms = [vocab[i] for i in range(V)] if vocab is not None else [f"w{i}" for i in range(V)]
+    return phi, kind, vocab, terms
+
+
+def check_view_args(owner: str, lambda_step, **ints: tuple[int, int]) -> None:
+    """Check the relevance slider step ``lambda_step`` (in (0, 1]) and each ``name=(value, least)`` int of ``owner``."""
+    for arg, (v, lo) in ints.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise InvalidParameterError(f"The '{arg}' parameter of {owner} must be an int >= {lo}. Got {v!r}.")
+    if isinstance(lambda_step, bool) or not isinstance(lambda_step, (int, float)) or not 0 < lambda_step <= 1:
+        raise InvalidParameterError(f"The 'lambda_step' parameter of {owner} must be in (0, 1]. Got {lambda_step!r}.")
 
 
 def top_words(model, n: int = 10) -> list[list[tuple[str, float]]]:
@@ -201,17 +223,10 @@ def report_data(model, corpus: Corpus | None = None, *, n_words: int = 30, lambd
     n_examples : int, default 5
         Example documents per topic.
     """
-    for arg, v, lo in (("n_words", n_words, 1), ("n_examples", n_examples, 0),
-                       ("max_example_docs", max_example_docs, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise InvalidParameterError(f"The '{arg}' parameter of report_data must be an int >= {lo}. Got {v!r}.")
-    if isinstance(lambda_step, bool) or not isinstance(lambda_step, (int, float)) or not 0 < lambda_step <= 1:
-        raise InvalidParameterError(f"The 'lambda_step' parameter of report_data must be in (0, 1]. "
-                                    f"Got {lambda_step!r}.")
-    phi, kind = topic_distributions(model)
+    check_view_args("report_data", lambda_step, n_words=(n_words, 1), n_examples=(n_examples, 0),
+                    max_example_docs=(max_example_docs, 1))
+    phi, kind, vocab, terms = model_topics(model)
     K, V = phi.shape
-    vocab = getattr(model, "vocabulary_", None)
-    terms = [vocab[i] for i in range(V)] if vocab is not None else [f"w{i}" for i in range(V)]
     name = type(model).__name__
 
     theta = None

@@ -37,7 +37,13 @@ import numpy as np
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import as_corpus
 from harmonium.io import atomic_write_bytes
-from harmonium.report.data import classical_mds, js_distances, relevance_candidates, topic_distributions
+from harmonium.report.data import (
+    check_view_args,
+    classical_mds,
+    js_distances,
+    model_topics,
+    relevance_candidates,
+)
 
 __all__ = ["pyldavis_data", "write_pyldavis"]
 
@@ -56,15 +62,9 @@ def _training_tokens(model) -> float | None:
 def pyldavis_data(model, corpus=None, *, R: int = 30, lambda_step: float = 0.01, n_tokens: int | None = None,
                   sort_topics: bool = True) -> dict:
     """The pyLDAvis ``PreparedData`` of ``model`` as a JSON-ready dict (module docstring)."""
-    if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 1:
-        raise InvalidParameterError(f"The 'R' parameter of pyldavis_data must be an int >= 1. Got {R!r}.")
-    if isinstance(lambda_step, bool) or not isinstance(lambda_step, (int, float)) or not 0 < lambda_step <= 1:
-        raise InvalidParameterError(f"The 'lambda_step' parameter of pyldavis_data must be in (0, 1]. "
-                                    f"Got {lambda_step!r}.")
-    phi, kind = topic_distributions(model)
+    check_view_args("pyldavis_data", lambda_step, R=(R, 1))
+    phi, kind, vocab, terms = model_topics(model)
     K, V = phi.shape
-    vocab = getattr(model, "vocabulary_", None)
-    terms = [vocab[i] for i in range(V)] if vocab is not None else [f"w{i}" for i in range(V)]
     if corpus is not None:
         docs = as_corpus(corpus, "pyldavis_data", vocab).drop_empty()
         theta = np.asarray(model.transform(docs), dtype=np.float64)

@@ -24,6 +24,7 @@ from scipy import stats
 from harmonium._kernels import lda_warp as kern
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.inference.mcmc.lda import warp
+from harmonium.models.directed.lda import counts_without_token
 
 from ._lda_tiny import MODEL, STATES, TOKENS, K, N, exact_posterior, one_sweep_from_exact, state_index
 
@@ -91,7 +92,7 @@ def test_whole_sweep_leaves_posterior_invariant(pi):
 
 def _acceptance_without_topic_totals(st, tokens, model, i, t):
     """Broken: the word pass's ratio (3) without (n_s + V beta) / (n_t + V beta)."""
-    _, w, s, _, n_wk, _ = warp._token(st, tokens, i)
+    _, w, s, _, n_wk, _ = counts_without_token(st, tokens, i)
     return min(1.0, (n_wk[w, t] + model.beta) / (n_wk[w, s] + model.beta))
 
 

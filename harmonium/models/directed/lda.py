@@ -104,6 +104,23 @@ def add_seed_counts(n_wk, n_k, seeds: SeedPrior | None, sign: int = 1) -> None:
     np.add.at(n_k, seeds.topics, sign * seeds.counts)
 
 
+def counts_without_token(state, tokens, i: int, seeds: SeedPrior | None = None):
+    """(d, w, s, n_dk, n_wk, n_k) of token ``i``: copies of ``state``'s counts without its assignment s, seed
+    pseudo-counts added -- the counts of the collapsed conditional of z_i (``state`` is unchanged).
+
+    ``tokens`` is the :class:`~harmonium.corpus.TokenStream` (``doc_ptr``, ``words``) the state counts.
+    """
+    d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
+    w = int(tokens.words[i])
+    s = int(state.z[i])
+    n_dk, n_wk, n_k = state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy()
+    n_dk[d, s] -= 1
+    n_wk[w, s] -= 1
+    n_k[s] -= 1
+    add_seed_counts(n_wk, n_k, seeds)
+    return d, w, s, n_dk, n_wk, n_k
+
+
 @contextmanager
 def seeded_counts(n_wk, n_k, seeds: SeedPrior | None):
     """Within the block, ``n_wk`` and ``n_k`` carry the seed pseudo-counts delta (removed on exit, also on error).

@@ -28,7 +28,7 @@ import numpy as np
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam.categorical import Categorical
 from harmonium.expfam.dirichlet import Dirichlet
-from harmonium.models.conjugate import Gate, Global, Model, Observed
+from harmonium.models.conjugate import Gate, Global, Model, Observed, positive_parameter
 
 __all__ = ["THETA", "PHI", "Z", "W", "lda_cavi_model", "tokens_of", "variational_parameters"]
 
@@ -65,20 +65,6 @@ def tokens_of(docs: Sequence, n_words: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(words), np.concatenate(owners)
 
 
-def _positive(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
-    try:
-        arr = np.broadcast_to(arr, shape).copy()
-    except ValueError:
-        raise InvalidParameterError(
-            f"The {name!r} parameter of lda_cavi_model must be a float or an array of shape {shape}. "
-            f"Got shape {arr.shape}."
-        ) from None
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise InvalidParameterError(f"The {name!r} parameter of lda_cavi_model must be finite and > 0. Got {value!r}.")
-    return arr
-
-
 def lda_cavi_model(docs: Sequence, n_topics: int, n_words: int, alpha=0.1, eta=0.01) -> Model:
     """LDA over token lists as a conjugate-exponential :class:`Model` for the CAVI engine.
 
@@ -107,8 +93,8 @@ def lda_cavi_model(docs: Sequence, n_topics: int, n_words: int, alpha=0.1, eta=0
     words, owners = tokens_of(docs, V)
     D = len(docs)
     return Model([
-        Global(THETA, Dirichlet(_positive("alpha", alpha, (K,))), size=D),
-        Global(PHI, Dirichlet(_positive("eta", eta, (V,))), size=K),
+        Global(THETA, Dirichlet(positive_parameter("lda_cavi_model", "alpha", alpha, (K,))), size=D),
+        Global(PHI, Dirichlet(positive_parameter("lda_cavi_model", "eta", eta, (V,))), size=K),
         Gate(Z, parent=THETA, groups=owners),
         Observed(W, Categorical, params=PHI, gate=Z, data=words, fixed={"n_categories": V}),
     ])

@@ -36,7 +36,7 @@ BAD = [
      r"NormalInverseWishart: 'nu' must be > d - 1 = 1"),
     (lambda: ef.NormalInverseWishart([0.0, 0.0], [1.0, -1.0], 3.0, np.eye(2)), r"'kappa' .* at index 1"),
     (lambda: ef.NormalGamma(0.0, 1.0, 0.0, 1.0), r"NormalGamma: 'alpha' must be finite and > 0"),
-    (lambda: ef.Binomial.from_natural(0.3), r"Binomial.from_natural: the fixed parameter 'n' is required"),
+    (lambda: ef.Binomial.from_natural(0.3), r"Binomial.from_natural: pass the fixed 'n'"),
     (lambda: ef.Categorical.conjugate_stats([0, 5], n_categories=3),
      r"Categorical.conjugate_stats: 'x' must be an integer label in \[0, 2\] everywhere; got 5 at index 1"),
     (lambda: ef.Categorical.conjugate_stats([0, 1]), r"pass 'n_categories'"),

@@ -22,6 +22,7 @@ from harmonium.expfam.normal_gamma import NormalGamma
 from harmonium.expfam.poisson import Poisson
 from harmonium.inference.vi import cavi
 from harmonium.models.conjugate import Gate, Global, Model, Observed
+from harmonium.models.directed.lda_cavi import lda_cavi_model
 from harmonium.models.mixture import conjugate_mixture
 from harmonium.parallel.seeds import spawn
 
@@ -407,3 +408,19 @@ def test_likelihood_given_as_an_instance():
     a, b = cavi.fit_cavi(0, by_class, max_iter=3), cavi.fit_cavi(0, by_instance, max_iter=3)
     np.testing.assert_allclose(a.posteriors["mu"].mu, b.posteriors["mu"].mu, rtol=1e-14)
     np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-14)
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: conjugate_mixture(np.zeros(4), 2, Gaussian, NormalGamma(0.0, 0.1, 1.0, 1.0), weight_concentration=-1.0),
+     r"'weight_concentration' parameter of conjugate_mixture must be finite and > 0"),
+    (lambda: conjugate_mixture(np.zeros(4), 2, Gaussian, NormalGamma(0.0, 0.1, 1.0, 1.0),
+                               weight_concentration=np.ones(3)),
+     r"'weight_concentration' parameter of conjugate_mixture must be a float or an array of shape \(2,\)"),
+    (lambda: lda_cavi_model([[0, 1]], 2, 3, alpha=np.ones(5)),
+     r"'alpha' parameter of lda_cavi_model must be a float or an array of shape \(2,\)"),
+    (lambda: lda_cavi_model([[0, 1]], 2, 3, eta=0.0), r"'eta' parameter of lda_cavi_model must be finite and > 0"),
+])
+def test_dirichlet_concentrations_are_checked(build, match):
+    """positive_parameter: one error naming the builder's parameter and what it must be."""
+    with pytest.raises(InvalidParameterError, match=match):
+        build()

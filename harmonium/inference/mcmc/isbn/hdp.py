@@ -119,13 +119,7 @@ def conditional(state: DirectAssignmentState, tokens: TokenStream, model: HDPMod
     n_wk = state.n_wk.copy()
     n_k = state.n_k.copy()
     tau = state.tau.copy()
-    old = int(state.z[i])
-    n_dk[d, old] -= 1
-    n_wk[w, old] -= 1
-    n_k[old] -= 1
-    if n_k[old] == 0:
-        tau[K] += tau[old]
-        tau[old] = 0.0
+    khdp.remove_token(d, w, int(state.z[i]), n_dk, n_wk, n_k, tau, K)
     p = np.empty(K + 1)
     khdp.da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, state.alpha, model.beta, model.beta * model.n_words)
     return p / p.sum()

@@ -30,7 +30,7 @@ import numpy as np
 
 from harmonium._kernels import lda_alias_mh as kern
 from harmonium.corpus.corpus import TokenStream
-from harmonium.models.directed.lda import LDAModel, add_seed_counts
+from harmonium.models.directed.lda import LDAModel, add_seed_counts, counts_without_token
 
 
 def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compiled=None):
@@ -75,22 +75,9 @@ def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compi
 # ---- the formulas, for exact transition matrices on tiny corpora --------------------------------
 
 
-def _token(state, tokens: TokenStream, i: int, seeds=None):
-    """(d, w, s, n_dk, n_wk, n_k) with token i's counts removed and ``seeds`` added (copies; state unchanged)."""
-    d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
-    w = int(tokens.words[i])
-    s = int(state.z[i])
-    n_dk, n_wk, n_k = state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy()
-    n_dk[d, s] -= 1
-    n_wk[w, s] -= 1
-    n_k[s] -= 1
-    add_seed_counts(n_wk, n_k, seeds)
-    return d, w, s, n_dk, n_wk, n_k
-
-
 def target(state, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
     """Unnormalised p(z_i = . | z_-i, w), by the kernel's :func:`target_weight`."""
-    d, w, _, n_dk, n_wk, n_k = _token(state, tokens, i, model.seeds)
+    d, w, _, n_dk, n_wk, n_k = counts_without_token(state, tokens, i, model.seeds)
     v_beta = model.beta * model.n_words
     return np.array([kern.target_weight(d, w, k, n_dk, n_wk, n_k, model.alpha, model.beta, v_beta)
                      for k in range(model.n_topics)])
@@ -98,7 +85,7 @@ def target(state, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
 
 def doc_proposal(state, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
     """Normalised q_d(.) for token i, by the kernel's :func:`doc_weight` (token i excluded)."""
-    d, _, _, n_dk, _, _ = _token(state, tokens, i)
+    d, _, _, n_dk, _, _ = counts_without_token(state, tokens, i)
     q = np.array([kern.doc_weight(d, k, n_dk, model.alpha) for k in range(model.n_topics)])
     return q / q.sum()
 

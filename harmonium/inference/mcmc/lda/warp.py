@@ -33,7 +33,7 @@ import numpy as np
 from harmonium._kernels import lda_warp as kern
 from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
-from harmonium.models.directed.lda import LDAModel
+from harmonium.models.directed.lda import LDAModel, counts_without_token
 
 
 def word_major_index(tokens: TokenStream, n_words: int):
@@ -128,18 +128,6 @@ def make_sweep(model: LDAModel, tokens: TokenStream, *, mh_steps: int = 2, compi
 # ---- the formulas, for exact transition matrices on tiny corpora --------------------------------
 
 
-def _token(state, tokens: TokenStream, i: int):
-    """(d, w, s, n_dk, n_wk, n_k) with token i's counts removed (copies; state unchanged)."""
-    d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
-    w = int(tokens.words[i])
-    s = int(state.z[i])
-    n_dk, n_wk, n_k = state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy()
-    n_dk[d, s] -= 1
-    n_wk[w, s] -= 1
-    n_k[s] -= 1
-    return d, w, s, n_dk, n_wk, n_k
-
-
 def doc_proposal(state, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
     """Normalised q_doc(.) of token i as the kernel draws it: topics of the OTHER tokens of d, plus alpha."""
     d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
@@ -163,13 +151,13 @@ def _prob(num_den) -> float:
 
 def doc_move_acceptance(state, tokens: TokenStream, model: LDAModel, i: int, t: int) -> float:
     """A(s -> t) of the word pass, from the kernel's :func:`~harmonium._kernels.lda_warp.doc_move_ratio`."""
-    _, w, s, _, n_wk, n_k = _token(state, tokens, i)
+    _, w, s, _, n_wk, n_k = counts_without_token(state, tokens, i)
     return _prob(kern.doc_move_ratio(w, s, t, n_wk, n_k, float(model.beta), model.beta * model.n_words))
 
 
 def word_move_acceptance(state, tokens: TokenStream, model: LDAModel, i: int, t: int) -> float:
     """A(s -> t) of the document pass, from the kernel's :func:`~harmonium._kernels.lda_warp.word_move_ratio`."""
-    d, _, s, n_dk, _, n_k = _token(state, tokens, i)
+    d, _, s, n_dk, _, n_k = counts_without_token(state, tokens, i)
     alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
     return _prob(kern.word_move_ratio(d, s, t, n_dk, n_k, alpha, model.beta * model.n_words))
 
