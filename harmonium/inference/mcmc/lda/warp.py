@@ -20,7 +20,7 @@ with respect to p(z_i | z_-i, w) and the sweep leaves p(z | w) invariant
 (tests/statistical/test_lda_warp_exact.py; the frozen-count twin fails the
 same test). Details in :mod:`harmonium._kernels.lda_warp`.
 
-:class:`WarpSweep` plugs into :data:`lda_collapsed_gibbs.SAMPLERS` as
+:class:`WarpSweep` plugs into :data:`collapsed_gibbs.SAMPLERS <harmonium.inference.mcmc.lda.collapsed_gibbs.SAMPLERS>` as
 ``"warp"``. :func:`doc_proposal`, :func:`word_proposal` and the two
 acceptance functions expose what the kernel evaluates (the same compiled
 functions) so tests can build exact transition matrices.
@@ -62,7 +62,7 @@ class WarpSweep:
     Scratch (the word-major index and the word-major copy of z, O(N)) is
     allocated once. The word-major copy is gathered from ``state.z`` at the
     start of each sweep, so a sweep depends on (rng, z) only: checkpoints
-    need nothing else. Under AD-LDA threads (:mod:`lda_parallel_gibbs`) the
+    need nothing else. Under AD-LDA threads (:mod:`~harmonium.inference.mcmc.lda.parallel_gibbs`) the
     kernel calls :meth:`prepare` for every worker before any starts, so that
     each worker's copy holds the other blocks' topics as of the start of the
     sweep, matching its private n_wk. ``compiled`` replaces
