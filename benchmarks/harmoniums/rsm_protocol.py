@@ -27,7 +27,8 @@ Example::
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/harmoniums/rsm_protocol.py \\
         --settings base long cd15 lr003 paper lda --out benchmarks/harmoniums/results/rsm-protocol-debian.jsonl
-    .venv/bin/python benchmarks/harmoniums/rsm_protocol.py --table benchmarks/harmoniums/results/rsm-protocol-debian.jsonl
+    .venv/bin/python benchmarks/harmoniums/rsm_protocol.py \\
+        --table benchmarks/harmoniums/results/rsm-protocol-debian.jsonl
 """
 
 from __future__ import annotations

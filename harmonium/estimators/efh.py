@@ -681,8 +681,10 @@ class EFH(_HarmoniumEstimator):
         Multiply the hidden biases by the document length (Replicated Softmax).
     learning : {"pcd", "cd"}, default "pcd"
         Persistent CD (Tieleman 2008) or CD-k (seed 000 §3.2 "brief sampling").
-    n_gibbs : int, default 1
-        k: Gibbs sweeps per update.
+    n_gibbs : int or (int, int), default 1
+        k: Gibbs sweeps per update; a pair ``(start, end)`` raises k from start to end in equal
+        stages over the ``n_iter`` epochs (the Replicated Softmax paper's CD 1 -> 5,
+        Salakhutdinov & Hinton 2009 §4; :func:`~harmonium.inference.learning.schedules.gibbs_schedule`).
     mean_field : bool, default False
         Reconstruct with E[x | h] instead of sampling the visible units.
     batch_size : int, default 100
@@ -706,6 +708,23 @@ class EFH(_HarmoniumEstimator):
     evaluate_every : int, default 1
         Epochs between monitoring entries in ``trace_`` (0: only at the end): the reconstruction
         error and, for binary wings, the pseudo-log-likelihood on the first 1,000 documents.
+    validation_fraction : float in [0, 1), default 0.0
+        Hold out this share of the training rows (drawn from the seed) for validation; or pass
+        ``fit(X, validation=...)``. With validation data the held-out log-likelihood per word
+        (AIS) is tracked, ``patience`` stops the fit, the best parameters are restored (early
+        stopping, Prechelt 1998; :mod:`harmonium.inference.learning.early_stopping`).
+    validation_every : int, default 1
+        Epochs between validation scores.
+    patience : int or None, default None
+        Validation scores without improvement before stopping; None: train ``n_iter`` epochs
+        (the best parameters are still restored).
+    validation_ais : (int, int), default (5, 200)
+        AIS runs and temperatures of the validation score (cheap; a fixed AIS seed, so that the
+        epochs are compared under common random numbers, and a biased-low but steady estimate).
+    sparsity_target, sparsity_cost, sparsity_decay : float or None, float, float; default None, 0.0, 0.9
+        Target mean activity p of the binary hidden units, weight c and decay lambda of the
+        running activity estimate: each update also descends c sum_j CE(p, q_j) (Hinton 2010,
+        "A practical guide to training RBMs", §11; :mod:`harmonium.inference.learning.cd`).
     checkpoint_path : path, optional
     checkpoint_every : int, default 5
     random_state : int, Generator or None
