@@ -297,7 +297,8 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
     def _config(self) -> cd.CDConfig:
         return cd.CDConfig(
             batch_size=self.batch_size, persistent=self.learning == "pcd",
-            n_gibbs=gibbs_schedule(self.n_gibbs, self.n_iter, owner=type(self).__name__),
+            n_gibbs=(int(self.n_gibbs) if isinstance(self.n_gibbs, numbers.Integral)
+                     else gibbs_schedule(self.n_gibbs, self.n_iter, owner=type(self).__name__)),
             sparsity_target=self._opt("sparsity_target"), sparsity_cost=self._opt("sparsity_cost"),
             sparsity_decay=self._opt("sparsity_decay"),
             mean_field=self.mean_field,
