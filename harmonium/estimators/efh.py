@@ -98,9 +98,12 @@ _TRAINING_CONSTRAINTS = {
     "sparsity_target": [NONE, Interval("real", 0, 1, "neither")],
     "sparsity_cost": [Interval("real", 0, None, "left")],
     "sparsity_decay": [Interval("real", 0, 1, "left")],
+    "fast_learning_rate": [Interval("real", 0, None, "left")],
+    "fast_decay": [Interval("real", 0, 1, "left")],
 }
 _TRAINING_DEFAULTS = {"validation_fraction": 0.0, "validation_every": 1, "patience": None, "validation_ais": [5, 200],
-                      "sparsity_target": None, "sparsity_cost": 0.0, "sparsity_decay": 0.9}
+                      "sparsity_target": None, "sparsity_cost": 0.0, "sparsity_decay": 0.9,
+                      "fast_learning_rate": 0.0, "fast_decay": 0.95}
 _MONITOR_ROWS = 1000
 
 
@@ -152,6 +155,8 @@ def _snapshotter(stopper: EarlyStopping | None = None):
             arrays["chains"] = st.chains
         if st.hidden_q is not None:
             arrays["hidden_q"] = st.hidden_q
+        if st.fast is not None:
+            arrays.update({f"fast.{_array_name(k)}": v for k, v in st.fast.items()})
         extra = {"n_updates": int(st.n_updates)}
         if stopper is not None:
             arrays.update({f"best.{_array_name(k)}": v for k, v in (stopper.best_params or {}).items()})
@@ -170,7 +175,8 @@ def _state_from_checkpoint(ckpt, model0) -> cd.CDState:
     velocity = {_param_key(k[4:]): np.array(v) for k, v in ckpt.arrays.items() if k.startswith("vel.")}
     chains = np.array(ckpt.arrays["chains"]) if "chains" in ckpt.arrays else None
     hidden_q = np.array(ckpt.arrays["hidden_q"]) if "hidden_q" in ckpt.arrays else None
-    return cd.CDState(model, velocity, chains, int(ckpt.extra["n_updates"]), int(ckpt.iteration), hidden_q)
+    fast = {_param_key(k[5:]): np.array(v) for k, v in ckpt.arrays.items() if k.startswith("fast.")} or None
+    return cd.CDState(model, velocity, chains, int(ckpt.extra["n_updates"]), int(ckpt.iteration), hidden_q, fast)
 
 
 def _validation_rows(n: int, fraction: float, seed) -> np.ndarray:
@@ -300,7 +306,8 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
             n_gibbs=(int(self.n_gibbs) if isinstance(self.n_gibbs, numbers.Integral)
                      else gibbs_schedule(self.n_gibbs, self.n_iter, owner=type(self).__name__)),
             sparsity_target=self._opt("sparsity_target"), sparsity_cost=self._opt("sparsity_cost"),
-            sparsity_decay=self._opt("sparsity_decay"),
+            sparsity_decay=self._opt("sparsity_decay"), fast_learning_rate=self._opt("fast_learning_rate"),
+            fast_decay=self._opt("fast_decay"),
             mean_field=self.mean_field,
             learning_rate=make_schedule(self.lr_schedule, self.learning_rate, decay=self.lr_decay,
                                         tau=max(1.0, self.n_iter / 10), n_epochs=self.n_iter),
@@ -365,7 +372,8 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         if client is not None or n_shards is not None:
             others = {"n_gibbs": not isinstance(self.n_gibbs, numbers.Integral),
                       "validation": validation is not None or self._opt("validation_fraction") > 0,
-                      "sparsity_target": self._opt("sparsity_target") is not None}
+                      "sparsity_target": self._opt("sparsity_target") is not None,
+                      "fast_learning_rate": self._opt("fast_learning_rate") > 0}
             bad = [k for k, v in others.items() if v]
             if bad:
                 raise InvalidParameterError(f"{name}.fit(client=...) / n_shards: data-parallel CD does not support "
@@ -452,6 +460,9 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
             if self._opt("sparsity_cost") == 0:
                 raise InvalidParameterError(f"The 'sparsity_cost' parameter of {name} must be > 0 when "
                                             f"sparsity_target is set (got 0); or leave sparsity_target at None.")
+        if self._opt("fast_learning_rate") > 0 and self.learning != "pcd":
+            raise InvalidParameterError(f"The 'fast_learning_rate' parameter of {name} needs learning='pcd' (fast "
+                                        f"weights move persistent chains); got learning={self.learning!r}.")
 
     def _validation_score(self, vxs, vlen, means, n_rows: int):
         """``score(model)``: held-out log-likelihood per word (per row without lengths), log Z by AIS (fixed seed)."""
@@ -722,6 +733,10 @@ class EFH(_HarmoniumEstimator):
     validation_ais : (int, int), default (5, 200)
         AIS runs and temperatures of the validation score (cheap; a fixed AIS seed, so that the
         epochs are compared under common random numbers, and a biased-low but steady estimate).
+    fast_learning_rate, fast_decay : float, default 0.0, 0.95
+        Fast PCD (Tieleman & Hinton 2009; ``learning="pcd"``): the persistent chains run under
+        the parameters plus fast parameters that follow the CD gradient at ``fast_learning_rate``
+        and decay by ``fast_decay`` every update. 0: plain PCD.
     sparsity_target, sparsity_cost, sparsity_decay : float or None, float, float; default None, 0.0, 0.9
         Target mean activity p of the binary hidden units, weight c and decay lambda of the
         running activity estimate: each update also descends c sum_j CE(p, q_j) (Hinton 2010,
@@ -762,7 +777,8 @@ class EFH(_HarmoniumEstimator):
                  momentum: float = 0.0, weight_decay: float = 0.0, init_scale: float = 0.01, dtype: str = "float32",
                  n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
                  validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0, sparsity_decay: float = 0.9,
+                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
+                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
                  checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
         self._set_common(locals())
 
@@ -799,7 +815,8 @@ class GBEFH(_HarmoniumEstimator):
                  weight_decay: float = 0.0, init_scale: float = 0.01, dtype: str = "float32", n_ais_runs: int = 100,
                  n_temperatures: int = 14_500, evaluate_every: int = 1,
                  validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0, sparsity_decay: float = 0.9,
+                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
+                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
                  checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
         self._set_common(locals())
 
@@ -832,7 +849,8 @@ class DualWingHarmonium(_HarmoniumEstimator):
                  momentum: float = 0.0, weight_decay: float = 0.001, init_scale: float = 0.01, dtype: str = "float32",
                  n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
                  validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0, sparsity_decay: float = 0.9,
+                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
+                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
                  checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
         self._set_common(locals())
 
@@ -862,7 +880,8 @@ class ReplicatedSoftmax(_HarmoniumEstimator):
                  lr_decay: float = 0.95, momentum: float = 0.9, weight_decay: float = 0.001, init_scale: float = 0.01,
                  dtype: str = "float32", n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
                  validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0, sparsity_decay: float = 0.9,
+                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
+                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
                  checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
         self._set_common(locals())
 
@@ -890,7 +909,8 @@ class RatePoisson(_HarmoniumEstimator):
                  weight_decay: float = 0.001, init_scale: float = 0.01, dtype: str = "float32", n_ais_runs: int = 100,
                  n_temperatures: int = 14_500, evaluate_every: int = 1,
                  validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0, sparsity_decay: float = 0.9,
+                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
+                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
                  checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
         self._set_common(locals())
 

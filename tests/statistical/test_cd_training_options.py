@@ -175,3 +175,55 @@ def test_update_applies_lr_times_cd_minus_sparsity_gradient():
     mean = expit(data @ m.params["W:0"] + m.params["h:bias"]).mean(axis=0)
     assert not np.allclose(state.hidden_q, q_old)
     assert np.all(np.abs(state.hidden_q - q_old) <= 0.1 * np.abs(mean - q_old) + 0.05)
+
+
+# -- fast PCD ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("broken", [False, True])
+def test_fast_pcd_chains_move_under_the_fast_augmented_model(broken):
+    """With the regular couplings at 0 and large fast couplings, the persistent chains' reconstructions follow
+    p(x | h) of theta + theta_fast; the twin that runs the chains under theta alone is rejected."""
+    m, _ = _tiny_rbm()
+    fast_w = m.params["W:0"].copy()
+    m.params["W:0"][...] = 0.0
+    n = 20000
+    h = np.tile([1.0, 0.0, 1.0], (n, 1))
+    state = cd.init(np.random.default_rng(0), m, persistent=True, n_chains=n)
+    state.chains[...] = h
+    fast = {k: np.zeros_like(v) for k, v in m.params.items()}
+    fast["W:0"] = fast_w.copy()  # decayed in place by the update, after the chains moved
+    state = state._replace(fast=fast)
+    cfg = cd.CDConfig(batch_size=n, persistent=True, learning_rate=make_schedule("constant", 0.0),
+                      fast_learning_rate=0.0 if broken else 1e-9)
+    xs_neg, _ = cd.batch_update(np.random.default_rng(3), state, np.zeros((n, 5)), None, cfg, 0.0, 0.0)
+    x = np.asarray(xs_neg[0].toarray() if hasattr(xs_neg[0], "toarray") else xs_neg[0])
+    p = expit(m.params["v:0:bias"] + h[0] @ fast_w.T)  # the fast-augmented model's p(x | h)
+    z = (x.mean(axis=0) - p) / np.sqrt(p * (1 - p) / n)
+    assert (np.abs(z).max() < 4.5) != broken, z
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_fast_pcd_update_is_the_regular_gradient_for_both(broken):
+    """theta += lr g and theta_fast <- decay theta_fast + eta_fast g, g the regular model's CD gradient at the chains'
+    negatives (the twin takes the hidden means of the fast-augmented model)."""
+    m, data = _tiny_rbm()
+    before = m.copy()
+    rng = np.random.default_rng(4)
+    fast0 = {k: rng.normal(0, 0.5, v.shape) for k, v in m.params.items()}
+    state = cd.init(np.random.default_rng(0), m, persistent=True, n_chains=4)
+    state.chains[...] = (rng.random(state.chains.shape) < 0.5)
+    state = state._replace(fast={k: v.copy() for k, v in fast0.items()})
+    cfg = cd.CDConfig(batch_size=4, persistent=True, learning_rate=make_schedule("constant", 0.1),
+                      fast_learning_rate=0.3, fast_decay=0.9)
+    xs_neg, _ = cd.batch_update(np.random.default_rng(5), state, data, None, cfg, 0.1, 0.0)
+    x_neg = xs_neg[0].toarray() if hasattr(xs_neg[0], "toarray") else xs_neg[0]
+    g = cd.cd_gradient(before, data, x_neg)
+    if broken:  # negative statistics with the fast-augmented model's hidden means
+        aug = before.with_params({k: before.params[k] + fast0[k] for k in fast0})
+        wrong = aug.statistics(x_neg, None)
+        right = before.statistics(x_neg, None)
+        g = {k: g[k] + (np.asarray(right[k]) - np.asarray(wrong[k])) / x_neg.shape[0] for k in g}
+    ok = True
+    for k in before.params:
+        ok &= np.allclose(m.params[k] - before.params[k], 0.1 * g[k], rtol=1e-9, atol=1e-12)
+        ok &= np.allclose(state.fast[k], 0.9 * fast0[k] + 0.3 * g[k], rtol=1e-9, atol=1e-12)
+    assert ok != broken

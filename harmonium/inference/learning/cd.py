@@ -42,6 +42,13 @@ dP/d eta_nj = c (1 - lambda) / B (q_j - p) / (q_j (1 - q_j)) sigma'(eta_nj), app
 couplings and the hidden biases (the biases scaled by D where the model scales them). Hinton's
 guide uses q_j - p, the derivative for a single logistic unit; this is the gradient of the
 stated penalty, checked against finite differences in the tests. Binary hidden units only.
+
+Fast PCD (Tieleman & Hinton 2009, "Using fast weights to improve persistent contrastive
+divergence", ICML): the persistent chains move under theta + theta_fast, where the fast
+parameters follow the same CD gradient g with their own rate and decay every update,
+theta_fast <- decay theta_fast + eta_fast g (19/20 there), so that they push the chains away from
+the regions they have just visited; the regular parameters are learned from the statistics of
+the regular model at the chains' states, as in PCD.
 """
 
 
@@ -111,6 +118,8 @@ class CDState(NamedTuple):
     hidden_q : (F,) ndarray or None
         Running estimate q of each hidden unit's mean activity (sparsity target only; None until
         the first update).
+    fast : dict or None
+        The fast parameters of fast PCD, one per learnable parameter (None: plain PCD / CD).
     """
 
     model: Harmonium
@@ -119,6 +128,7 @@ class CDState(NamedTuple):
     n_updates: int
     epoch: int
     hidden_q: np.ndarray | None = None
+    fast: dict | None = None
 
 
 class CDInfo(NamedTuple):
@@ -160,6 +170,10 @@ class CDConfig:
         c, the weight of the penalty (module docstring; Hinton 2010 §11).
     sparsity_decay : float
         lambda of the running estimate q of the hidden activity.
+    fast_learning_rate : float
+        eta_fast of fast PCD (with ``persistent``; 0: plain PCD).
+    fast_decay : float
+        Per-update decay of the fast parameters.
     """
 
     batch_size: int = 100
@@ -174,6 +188,12 @@ class CDConfig:
     sparsity_target: float | None = None
     sparsity_cost: float = 0.0
     sparsity_decay: float = 0.9
+    fast_learning_rate: float = 0.0
+    fast_decay: float = 0.95
+
+    @property
+    def fast_pcd(self) -> bool:
+        return self.persistent and self.fast_learning_rate > 0.0
 
     @property
     def sparsity(self) -> bool:
@@ -350,10 +370,21 @@ def batch_update(rng: np.random.Generator, state: CDState, xs, lengths, cfg: CDC
         h = state.chains[:n]
     else:
         h = model.hidden.sample(rng, eta_pos, hp)
-    xs_neg, eta_neg = negative_phase(rng, model, h, lengths, cfg.n_gibbs, mean_field=cfg.mean_field,
+    chain_model = model
+    if cfg.fast_pcd:
+        chain_model = model.with_params({k: model.params[k] + state.fast[k] for k in state.fast})
+    xs_neg, eta_neg = negative_phase(rng, chain_model, h, lengths, cfg.n_gibbs, mean_field=cfg.mean_field,
                                      sparse=cfg.sparse)
     if cfg.persistent:
-        state.chains[:n] = model.hidden.sample(rng, eta_neg, hp)
+        state.chains[:n] = chain_model.hidden.sample(rng, eta_neg, chain_model.hidden_params())
+    if cfg.fast_pcd:
+        eta_neg = model.hidden_eta(xs_neg, lengths)  # the gradient is the regular model's
+        g = {k: np.zeros_like(v) for k, v in state.fast.items()}
+        _add_stats(model, g, xs, eta_pos, lengths, 1.0 / n)
+        _add_stats(model, g, xs_neg, eta_neg, lengths, -1.0 / n)
+        for k, v in state.fast.items():
+            v *= v.dtype.type(cfg.fast_decay)
+            v += (cfg.fast_learning_rate * g[k]).astype(v.dtype, copy=False)
     scale = lr / n
     direct = momentum == 0.0 and cfg.weight_decay == 0.0
     names = model.learnable()
@@ -389,7 +420,8 @@ def _fused_applies(model: Harmonium, cfg: CDConfig, xs, momentum: float) -> bool
     reconstructions, plain SGD (no momentum, no weight decay), every parameter learned."""
     return (len(model.wings) == 1 and type(model.wings[0].units) is BernoulliUnits
             and type(model.hidden) is BernoulliUnits and cfg.n_gibbs == 1 and not cfg.mean_field and cfg.sparse
-            and momentum == 0.0 and cfg.weight_decay == 0.0 and not cfg.sparsity and sp.isspmatrix_csr(xs[0])
+            and momentum == 0.0 and cfg.weight_decay == 0.0 and not cfg.sparsity and not cfg.fast_pcd
+            and sp.isspmatrix_csr(xs[0])
             and not model.fixed
             and model.params["W:0"].flags.c_contiguous)
 
@@ -433,6 +465,8 @@ def build_kernel(cfg: CDConfig):
     k0 = cfg.n_gibbs.start if isinstance(cfg.n_gibbs, GibbsSchedule) else cfg.n_gibbs
     if cfg.batch_size < 1 or k0 < 1:
         raise InvalidParameterError("CDConfig: batch_size and n_gibbs must be >= 1.")
+    if cfg.fast_learning_rate and not (cfg.persistent and 0.0 <= cfg.fast_decay < 1.0):
+        raise InvalidParameterError("CDConfig: fast weights need persistent=True and fast_decay in [0, 1).")
     if cfg.sparsity and not (0.0 < cfg.sparsity_target < 1.0 and 0.0 <= cfg.sparsity_decay < 1.0):
         raise InvalidParameterError("CDConfig: sparsity_target must lie in (0, 1) and sparsity_decay in [0, 1).")
 
@@ -445,6 +479,8 @@ def build_kernel(cfg: CDConfig):
         ecfg = config_at(cfg, state.epoch)
         if ecfg.sparsity and state.hidden_q is None:
             state = state._replace(hidden_q=np.full(state.model.n_hidden, np.nan))
+        if ecfg.fast_pcd and state.fast is None:
+            state = state._replace(fast={k: np.zeros_like(state.model.params[k]) for k in state.model.learnable()})
         order = rng.permutation(n) if cfg.shuffle else np.arange(n)
         w_before = state.model.params["W:0"].copy() if state.model.params["W:0"].size <= 4_000_000 else None
         n_batches = 0

@@ -92,6 +92,20 @@ def test_resume_with_early_stopping_is_bit_identical(split, tmp_path):
         np.testing.assert_array_equal(again.model_.params[k], v)
 
 
+@pytest.mark.parametrize("kw", [{"learning": "pcd", "fast_learning_rate": 0.05},
+                                {"sparsity_target": 0.05, "sparsity_cost": 1.0, "n_gibbs": (1, 2)}],
+                         ids=["fast-pcd", "sparsity"])
+def test_resume_keeps_fast_weights_and_hidden_activity(split, tmp_path, kw):
+    train, _ = split
+    args = {**FAST, "n_iter": 4, "learning_rate": 0.02, **kw}
+    full = EFH(5, **args).fit(train)
+    path = tmp_path / "ckpt.hmn"
+    EFH(5, **args, checkpoint_path=path, checkpoint_every=1).fit(train, callback=lambda it, n, info: it == 2)
+    resumed = EFH(5, **args, checkpoint_path=path, checkpoint_every=1).fit(train, resume=True)
+    for k, v in full.model_.params.items():
+        np.testing.assert_array_equal(resumed.model_.params[k], v)
+
+
 def test_sparsity_target_lowers_hidden_activity(split):
     train, _ = split
     kw = {**FAST, "n_iter": 8, "learning_rate": 0.02}
@@ -120,6 +134,9 @@ def test_gibbs_schedule_stages():
     ({"sparsity_target": 0.1}, "'sparsity_cost' parameter of ReplicatedSoftmax must be > 0"),
     ({"sparsity_cost": -1.0}, "'sparsity_cost'"),
     ({"sparsity_decay": 1.0}, "'sparsity_decay'"),
+    ({"fast_learning_rate": -0.1}, "'fast_learning_rate'"),
+    ({"fast_learning_rate": 0.1}, "'fast_learning_rate' parameter of ReplicatedSoftmax needs learning='pcd'"),
+    ({"fast_decay": 1.0}, "'fast_decay'"),
 ])
 def test_bad_training_options_get_one_clear_error(split, kw, match):
     with pytest.raises(InvalidParameterError, match=match):
