@@ -25,10 +25,36 @@ Updates, per mini-batch of B rows and learning rate eta (Hinton 2010 §§ 5, 9, 
 
 With momentum 0 and no weight decay the sparse couplings update touches only the rows of the
 words in the batch and its reconstructions (``csr_scatter_outer``).
+
+The number of sweeps k may rise during training (``CDConfig.n_gibbs`` a
+:class:`~harmonium.inference.learning.schedules.GibbsSchedule`: CD-1 rising to CD-5 in the
+Replicated Softmax paper, Salakhutdinov & Hinton 2009 §4); :func:`config_at` resolves it per epoch.
+
+Sparse hidden activity (Hinton 2010 §11; Lee, Ekanadham & Ng 2008): with a target activation p
+and a cost c, each update also descends the penalty
+
+    P = c sum_j CE(p, q_j),  CE(p, q) = -p log q - (1 - p) log(1 - q),
+    q_j = lambda q_j^old + (1 - lambda) (1/B) sum_n sigma(eta_nj),
+
+where eta_nj is the hidden unit's total input for row n of the mini-batch and q^old the running
+estimate of the unit's mean activity (``CDState.hidden_q``, decay lambda), by its exact gradient
+dP/d eta_nj = c (1 - lambda) / B (q_j - p) / (q_j (1 - q_j)) sigma'(eta_nj), applied to the
+couplings and the hidden biases (the biases scaled by D where the model scales them). Hinton's
+guide uses q_j - p, the derivative for a single logistic unit; this is the gradient of the
+stated penalty, checked against finite differences in the tests. Binary hidden units only.
+
+Fast PCD (Tieleman & Hinton 2009, "Using fast weights to improve persistent contrastive
+divergence", ICML): the persistent chains move under theta + theta_fast, where the fast
+parameters follow the same CD gradient g with their own rate and decay every update,
+theta_fast <- decay theta_fast + eta_fast g (19/20 there), so that they push the chains away from
+the regions they have just visited; the regular parameters are learned from the statistics of
+the regular model at the chains' states, as in PCD.
 """
+
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -39,7 +65,13 @@ import scipy.sparse as sp
 from harmonium._kernels.efh_rbm import rbm_negative_update, rbm_positive
 from harmonium._kernels.efh_sparse import csr_scatter_outer
 from harmonium.errors import InvalidParameterError
-from harmonium.inference.learning.schedules import MomentumSchedule, Schedule, make_schedule, momentum_schedule
+from harmonium.inference.learning.schedules import (
+    GibbsSchedule,
+    MomentumSchedule,
+    Schedule,
+    make_schedule,
+    momentum_schedule,
+)
 from harmonium.models.undirected.efh import Harmonium
 from harmonium.models.undirected.units import BernoulliUnits
 
@@ -51,10 +83,13 @@ __all__ = [
     "batch_update",
     "build_kernel",
     "cd_gradient",
+    "config_at",
     "init",
     "negative_phase",
     "pseudo_log_likelihood",
     "reconstruction_error",
+    "sparsity_gradient",
+    "sparsity_penalty",
 ]
 
 
@@ -80,6 +115,11 @@ class CDState(NamedTuple):
         Mini-batch updates done.
     epoch : int
         Epochs done.
+    hidden_q : (F,) ndarray or None
+        Running estimate q of each hidden unit's mean activity (sparsity target only; None until
+        the first update).
+    fast : dict or None
+        The fast parameters of fast PCD, one per learnable parameter (None: plain PCD / CD).
     """
 
     model: Harmonium
@@ -87,16 +127,19 @@ class CDState(NamedTuple):
     chains: np.ndarray | None
     n_updates: int
     epoch: int
+    hidden_q: np.ndarray | None = None
+    fast: dict | None = None
 
 
 class CDInfo(NamedTuple):
-    """What one epoch did: batches, the learning rate and momentum used, the mean |update of W|, seconds."""
+    """What one epoch did: batches, the learning rate and momentum used, the mean |update of W|, seconds, k of CD-k."""
 
     n_batches: int
     learning_rate: float
     momentum: float
     mean_abs_update: float
     seconds: float
+    n_gibbs: int = 1
 
 
 @dataclass(frozen=True)
@@ -106,8 +149,9 @@ class CDConfig:
     Parameters
     ----------
     batch_size : int
-    n_gibbs : int
-        k of CD-k (sweeps per update; PCD: sweeps of the persistent chains per update).
+    n_gibbs : int or GibbsSchedule
+        k of CD-k (sweeps per update; PCD: sweeps of the persistent chains per update), or its
+        schedule over the epochs (resolved per epoch by :func:`config_at`).
     persistent : bool
         PCD instead of CD.
     mean_field : bool
@@ -120,6 +164,16 @@ class CDConfig:
         Visit the rows in a new random order every epoch.
     sparse : bool
         Draw Bernoulli reconstructions as CSR (same draws, sparse products afterwards).
+    sparsity_target : float or None
+        p, the target mean activity of each (binary) hidden unit; None: no sparsity penalty.
+    sparsity_cost : float
+        c, the weight of the penalty (module docstring; Hinton 2010 §11).
+    sparsity_decay : float
+        lambda of the running estimate q of the hidden activity.
+    fast_learning_rate : float
+        eta_fast of fast PCD (with ``persistent``; 0: plain PCD).
+    fast_decay : float
+        Per-update decay of the fast parameters.
     """
 
     batch_size: int = 100
@@ -131,6 +185,26 @@ class CDConfig:
     weight_decay: float = 0.0
     shuffle: bool = True
     sparse: bool = True
+    sparsity_target: float | None = None
+    sparsity_cost: float = 0.0
+    sparsity_decay: float = 0.9
+    fast_learning_rate: float = 0.0
+    fast_decay: float = 0.95
+
+    @property
+    def fast_pcd(self) -> bool:
+        return self.persistent and self.fast_learning_rate > 0.0
+
+    @property
+    def sparsity(self) -> bool:
+        return self.sparsity_target is not None and self.sparsity_cost > 0.0
+
+
+def config_at(cfg: CDConfig, epoch: int) -> CDConfig:
+    """``cfg`` with the scheduled k of CD-k of ``epoch`` (0-based) as a plain int."""
+    if isinstance(cfg.n_gibbs, GibbsSchedule):
+        return dataclasses.replace(cfg, n_gibbs=int(cfg.n_gibbs(epoch)))
+    return cfg
 
 
 def init(rng: np.random.Generator, model: Harmonium, *, persistent: bool = False,
@@ -227,14 +301,66 @@ def _column_sums(s) -> np.ndarray:
     return np.asarray(s.sum(axis=0)).ravel()
 
 
+def _sparsity_q(model: Harmonium, eta, decay: float, q_old):
+    s = np.asarray(model.hidden.mean(eta, model.hidden_params()), dtype=np.float64)
+    mean = s.mean(axis=0)
+    q = mean if q_old is None else decay * np.asarray(q_old, dtype=np.float64) + (1.0 - decay) * mean
+    return s, np.clip(q, 1e-12, 1.0 - 1e-12)
+
+
+def sparsity_penalty(model: Harmonium, xs, lengths, target: float, cost: float, decay: float,
+                     q_old=None) -> tuple[float, np.ndarray]:
+    """(P, q): the sparsity penalty of the mini-batch ``xs`` and the new running activity q (module docstring).
+
+    ``q_old`` None starts the running estimate at this batch's mean (lambda taken as 0).
+    """
+    xs = model.as_wings(xs)
+    lengths = model._lengths_for(xs, lengths)
+    _, q = _sparsity_q(model, model.hidden_eta(xs, lengths), decay, q_old)
+    ce = -target * np.log(q) - (1.0 - target) * np.log1p(-q)
+    return float(cost * ce.sum()), q
+
+
+def sparsity_gradient(model: Harmonium, xs, lengths, target: float, cost: float, decay: float,
+                      q_old=None, *, eta=None) -> tuple[dict, np.ndarray]:
+    """(dP/dparam for the learnable couplings and hidden biases, q): the exact gradient of :func:`sparsity_penalty`."""
+    if type(model.hidden) is not BernoulliUnits:
+        raise InvalidParameterError("sparsity_gradient: a sparsity target needs binary (Bernoulli) hidden units; "
+                                    f"this model's are {type(model.hidden).__name__}.")
+    xs = model.as_wings(xs)
+    lengths = model._lengths_for(xs, lengths)
+    eta = model.hidden_eta(xs, lengths) if eta is None else eta
+    s, q = _sparsity_q(model, eta, decay, q_old)
+    n = s.shape[0]
+    lam = 0.0 if q_old is None else decay
+    g_eta = (cost * (1.0 - lam) / n) * ((q - target) / (q * (1.0 - q)))[None, :] * s * (1.0 - s)
+    grads = {}
+    names = set(model.learnable())
+    for w, x in enumerate(xs):
+        if f"W:{w}" in names:
+            grads[f"W:{w}"] = np.asarray(x.T @ g_eta, dtype=np.float64)
+    if "h:bias" in names:
+        if model.scale_hidden_bias:
+            grads["h:bias"] = (np.asarray(lengths, dtype=np.float64)[:, None] * g_eta).sum(axis=0)
+        else:
+            grads["h:bias"] = g_eta.sum(axis=0)
+    return grads, q
+
+
 def batch_update(rng: np.random.Generator, state: CDState, xs, lengths, cfg: CDConfig, lr: float,
                  momentum: float) -> tuple:
     """One CD-k / PCD update from the mini-batch ``xs`` (mutates the parameters and buffers of ``state``).
 
     Returns the negative particles (xs_neg, lengths) that were used, for tests and monitoring.
+    ``cfg.n_gibbs`` must be an int here (:func:`config_at` resolves a schedule). With a sparsity
+    target the update also descends the sparsity penalty and moves ``state.hidden_q`` in place (an
+    all-NaN ``hidden_q`` means no estimate yet; :func:`build_kernel` creates it; with None the
+    running estimate is not kept).
     """
     model = state.model
     xs = model.as_wings(xs)
+    if isinstance(cfg.n_gibbs, GibbsSchedule):
+        cfg = config_at(cfg, state.epoch)
     if _fused_applies(model, cfg, xs, momentum):
         return _fused_rbm_update(rng, state, xs[0], cfg, lr), lengths
     n = xs[0].shape[0]
@@ -244,10 +370,21 @@ def batch_update(rng: np.random.Generator, state: CDState, xs, lengths, cfg: CDC
         h = state.chains[:n]
     else:
         h = model.hidden.sample(rng, eta_pos, hp)
-    xs_neg, eta_neg = negative_phase(rng, model, h, lengths, cfg.n_gibbs, mean_field=cfg.mean_field,
+    chain_model = model
+    if cfg.fast_pcd:
+        chain_model = model.with_params({k: model.params[k] + state.fast[k] for k in state.fast})
+    xs_neg, eta_neg = negative_phase(rng, chain_model, h, lengths, cfg.n_gibbs, mean_field=cfg.mean_field,
                                      sparse=cfg.sparse)
     if cfg.persistent:
-        state.chains[:n] = model.hidden.sample(rng, eta_neg, hp)
+        state.chains[:n] = chain_model.hidden.sample(rng, eta_neg, chain_model.hidden_params())
+    if cfg.fast_pcd:
+        eta_neg = model.hidden_eta(xs_neg, lengths)  # the gradient is the regular model's
+        g = {k: np.zeros_like(v) for k, v in state.fast.items()}
+        _add_stats(model, g, xs, eta_pos, lengths, 1.0 / n)
+        _add_stats(model, g, xs_neg, eta_neg, lengths, -1.0 / n)
+        for k, v in state.fast.items():
+            v *= v.dtype.type(cfg.fast_decay)
+            v += (cfg.fast_learning_rate * g[k]).astype(v.dtype, copy=False)
     scale = lr / n
     direct = momentum == 0.0 and cfg.weight_decay == 0.0
     names = model.learnable()
@@ -257,8 +394,19 @@ def batch_update(rng: np.random.Generator, state: CDState, xs, lengths, cfg: CDC
         targets = state.velocity
         for k in names:
             targets[k] *= momentum
+    if cfg.sparsity:
+        q_old = state.hidden_q
+        if q_old is not None and np.isnan(q_old).all():
+            q_old = None
+        sgrad, q = sparsity_gradient(model, xs, lengths, cfg.sparsity_target, cfg.sparsity_cost,
+                                     cfg.sparsity_decay, q_old, eta=eta_pos)
     _add_stats(model, targets, xs, eta_pos, lengths, scale)
     _add_stats(model, targets, xs_neg, eta_neg, lengths, -scale)
+    if cfg.sparsity:
+        for k, g in sgrad.items():
+            targets[k] -= (lr * g).astype(targets[k].dtype, copy=False)
+        if state.hidden_q is not None:
+            state.hidden_q[...] = q
     if not direct:
         for k in names:
             if cfg.weight_decay and k.startswith("W:"):
@@ -272,7 +420,9 @@ def _fused_applies(model: Harmonium, cfg: CDConfig, xs, momentum: float) -> bool
     reconstructions, plain SGD (no momentum, no weight decay), every parameter learned."""
     return (len(model.wings) == 1 and type(model.wings[0].units) is BernoulliUnits
             and type(model.hidden) is BernoulliUnits and cfg.n_gibbs == 1 and not cfg.mean_field and cfg.sparse
-            and momentum == 0.0 and cfg.weight_decay == 0.0 and sp.isspmatrix_csr(xs[0]) and not model.fixed
+            and momentum == 0.0 and cfg.weight_decay == 0.0 and not cfg.sparsity and not cfg.fast_pcd
+            and sp.isspmatrix_csr(xs[0])
+            and not model.fixed
             and model.params["W:0"].flags.c_contiguous)
 
 
@@ -308,11 +458,17 @@ def build_kernel(cfg: CDConfig):
     """The epoch kernel ``kernel(rng, state, data, model=None) -> (state, CDInfo)``.
 
     One pass over ``data`` (a :class:`TrainingData`) in mini-batches of ``cfg.batch_size`` rows
-    (a fresh random order per epoch if ``cfg.shuffle``), one :func:`batch_update` each. The
-    parameters in ``state.model`` are updated in place.
+    (a fresh random order per epoch if ``cfg.shuffle``), one :func:`batch_update` each, with the
+    k of CD-k that ``cfg.n_gibbs`` schedules for the epoch. The parameters in ``state.model`` are
+    updated in place.
     """
-    if cfg.batch_size < 1 or cfg.n_gibbs < 1:
+    k0 = cfg.n_gibbs.start if isinstance(cfg.n_gibbs, GibbsSchedule) else cfg.n_gibbs
+    if cfg.batch_size < 1 or k0 < 1:
         raise InvalidParameterError("CDConfig: batch_size and n_gibbs must be >= 1.")
+    if cfg.fast_learning_rate and not (cfg.persistent and 0.0 <= cfg.fast_decay < 1.0):
+        raise InvalidParameterError("CDConfig: fast weights need persistent=True and fast_decay in [0, 1).")
+    if cfg.sparsity and not (0.0 < cfg.sparsity_target < 1.0 and 0.0 <= cfg.sparsity_decay < 1.0):
+        raise InvalidParameterError("CDConfig: sparsity_target must lie in (0, 1) and sparsity_decay in [0, 1).")
 
     def kernel(rng, state: CDState, data: TrainingData, model=None):
         t0 = time.perf_counter()
@@ -320,6 +476,11 @@ def build_kernel(cfg: CDConfig):
         n = xs[0].shape[0]
         lr = float(cfg.learning_rate(state.epoch))
         mom = float(cfg.momentum(state.epoch))
+        ecfg = config_at(cfg, state.epoch)
+        if ecfg.sparsity and state.hidden_q is None:
+            state = state._replace(hidden_q=np.full(state.model.n_hidden, np.nan))
+        if ecfg.fast_pcd and state.fast is None:
+            state = state._replace(fast={k: np.zeros_like(state.model.params[k]) for k in state.model.learnable()})
         order = rng.permutation(n) if cfg.shuffle else np.arange(n)
         w_before = state.model.params["W:0"].copy() if state.model.params["W:0"].size <= 4_000_000 else None
         n_batches = 0
@@ -329,12 +490,12 @@ def build_kernel(cfg: CDConfig):
                 idx = np.sort(idx)
             batch = tuple(_rows(x, idx) for x in xs)
             lens = None if lengths is None else lengths[idx]
-            batch_update(rng, state, batch, lens, cfg, lr, mom)
+            batch_update(rng, state, batch, lens, ecfg, lr, mom)
             n_batches += 1
         change = float("nan") if w_before is None else float(
             np.abs(state.model.params["W:0"] - w_before).mean() / max(n_batches, 1))
         new = state._replace(n_updates=state.n_updates + n_batches, epoch=state.epoch + 1)
-        return new, CDInfo(n_batches, lr, mom, change, time.perf_counter() - t0)
+        return new, CDInfo(n_batches, lr, mom, change, time.perf_counter() - t0, int(ecfg.n_gibbs))
 
     return kernel
 
