@@ -21,8 +21,8 @@ with respect to p(z_i | z_-i, w) and the sweep leaves p(z | w) invariant
 same test). Details in :mod:`harmonium._kernels.lda_warp`.
 
 :class:`WarpSweep` plugs into
-:data:`collapsed_gibbs.SAMPLERS <harmonium.inference.mcmc.lda.collapsed_gibbs.SAMPLERS>` as ``"warp"``. :func:`doc_proposal`, :func:`word_proposal` and the two
-acceptance functions expose what the kernel evaluates (the same compiled
+:data:`collapsed_gibbs.SAMPLERS <harmonium.inference.mcmc.lda.collapsed_gibbs.SAMPLERS>` as ``"warp"``.
+:func:`doc_proposal`, :func:`word_proposal` and the two acceptance functions expose what the kernel evaluates (the same compiled
 functions) so tests can build exact transition matrices.
 """
 
