@@ -22,8 +22,9 @@ same test). Details in :mod:`harmonium._kernels.lda_warp`.
 
 :class:`WarpSweep` plugs into
 :data:`collapsed_gibbs.SAMPLERS <harmonium.inference.mcmc.lda.collapsed_gibbs.SAMPLERS>` as ``"warp"``.
-:func:`doc_proposal`, :func:`word_proposal` and the two acceptance functions expose what the kernel evaluates (the same compiled
-functions) so tests can build exact transition matrices.
+:func:`doc_proposal`, :func:`word_proposal` and the two acceptance functions
+expose what the kernel evaluates (the same compiled functions) so tests can
+build exact transition matrices.
 """
 
 from __future__ import annotations
