@@ -1,7 +1,7 @@
 """Harmonium estimators: ``EFH``, ``GBEFH``, ``DualWingHarmonium``, ``ReplicatedSoftmax``, ``RatePoisson``.
 
 Models: :mod:`harmonium.models.undirected.efh` and :mod:`harmonium.models.undirected.variants`.
-Learning: contrastive divergence / persistent CD, :mod:`harmonium.inference.learning.cd`.
+Learning: contrastive divergence / persistent CD, ``harmonium.inference.learning.cd``.
 Likelihoods: partition functions by annealed importance sampling,
 :mod:`harmonium.evaluation.partition`; ``log_likelihood_documents`` is the hook through which
 :func:`harmonium.evaluation.log_likelihood` and :func:`harmonium.evaluation.perplexity` score
@@ -731,7 +731,7 @@ class EFH(_HarmoniumEstimator):
     n_gibbs : int or (int, int), default 1
         k: Gibbs sweeps per update; a pair ``(start, end)`` raises k from start to end in equal
         stages over the ``n_iter`` epochs (the Replicated Softmax paper's CD 1 -> 5,
-        Salakhutdinov & Hinton 2009 §4; :func:`~harmonium.inference.learning.schedules.gibbs_schedule`).
+        Salakhutdinov & Hinton 2009 §4; ``gibbs_schedule``).
     mean_field : bool, default False
         Reconstruct with E[x | h] instead of sampling the visible units.
     batch_size : int, default 100
@@ -759,7 +759,7 @@ class EFH(_HarmoniumEstimator):
         Hold out this share of the training rows (drawn from the seed) for validation; or pass
         ``fit(X, validation=...)``. With validation data the held-out log-likelihood per word
         (AIS) is tracked, ``patience`` stops the fit, the best parameters are restored (early
-        stopping, Prechelt 1998; :mod:`harmonium.inference.learning.early_stopping`).
+        stopping, Prechelt 1998; ``harmonium.inference.learning.early_stopping``).
     validation_every : int, default 1
         Epochs between validation scores.
     patience : int or None, default None
@@ -775,7 +775,7 @@ class EFH(_HarmoniumEstimator):
     sparsity_target, sparsity_cost, sparsity_decay : float or None, float, float; default None, 0.0, 0.9
         Target mean activity p of the binary hidden units, weight c and decay lambda of the
         running activity estimate: each update also descends c sum_j CE(p, q_j) (Hinton 2010,
-        "A practical guide to training RBMs", §11; :mod:`harmonium.inference.learning.cd`).
+        "A practical guide to training RBMs", §11; ``harmonium.inference.learning.cd``).
     checkpoint_path : path, optional
     checkpoint_every : int, default 5
     random_state : int, Generator or None
