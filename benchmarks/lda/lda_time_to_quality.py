@@ -377,6 +377,7 @@ def main(argv=None) -> None:
     run.add_argument("--checkpoints", type=int, nargs="*", default=[100],
                      help="lengths of the extra fits that give topica and pyrmallet a trace")
     run.add_argument("--repeats", type=int, default=3)
+    run.add_argument("--first-repeat", type=int, default=0, help="number the repeats from here (to add repeats)")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--timeout", type=float, default=1800)
     run.add_argument("--out", required=True)
@@ -406,7 +407,7 @@ def main(argv=None) -> None:
     for K in args.topics:
         systems = args.systems or default_systems(K, args.threads, srcs)
         runs = plan(systems, K, args.threads, srcs, args.checkpoints)
-        for rep in range(args.repeats):
+        for rep in range(args.first_repeat, args.first_repeat + args.repeats):
             k = rep % len(runs)
             for spec in runs[k:] + runs[:k]:
                 iters = args.iters
