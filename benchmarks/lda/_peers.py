@@ -1,4 +1,4 @@
-"""One runner per system compared in ``lda_peers.py``: harmonium, tomotopy, topica, lda.
+"""One runner per system compared in ``lda_peers.py``: harmonium, tomotopy, topica, lda, pyrmallet.
 
 Each runner takes the benchmark's training corpus (harmonium's token stream,
 handed to a peer as lists of word strings from harmonium's vocabulary, or as
@@ -11,9 +11,13 @@ no hyperparameter optimisation, and exposes
   (initialisation and held-out evaluation excluded); returns a dict with
   ``train_s`` (all sweeps), ``measured_iters`` / ``measured_s`` (the sweeps
   of :func:`throughput_window`, from which throughput is computed),
+  ``train_cpu_s`` (the same sweeps in this process's CPU seconds, all
+  threads), ``init_s`` / ``init_cpu_s`` (the sampler's initialisation where
+  it can be timed apart, else 0 and counted in ``train_s``),
   ``fit_wall_s`` (the system's training call(s) end to end), ``timing``
-  (how the sweeps were clocked) and ``trace`` (held-out perplexity every
-  ``eval_every`` sweeps where the system can be stopped and resumed);
+  (how the sweeps were clocked) and ``trace`` (held-out perplexity with
+  wall ``train_s`` and CPU ``cpu_s`` every ``eval_every`` sweeps where the
+  system can be stopped and resumed; at separate fits' lengths otherwise);
 * ``phi()``: the (K, V) topic-word matrix in harmonium's vocabulary order;
 * ``transform(data, n_iter)``: theta of the observed test halves by the
   system's own inference, and a dict describing the settings used.
@@ -41,24 +45,31 @@ def throughput_window(iters: int) -> tuple[int, int]:
     return (P, 2 * P) if P >= 1 else (0, iters)
 
 
+def _clocks() -> tuple[float, float]:
+    """(wall, CPU) now: ``time.perf_counter`` and this process's CPU time over all its threads."""
+    return time.perf_counter(), time.process_time()
+
+
 def _drive(step, iters: int, eval_every: int, evaluate, get_phi) -> dict:
-    """Train by ``step(n) -> seconds`` in chunks that end at the throughput window's ends and at every evaluation."""
+    """Train by ``step(n) -> (wall s, CPU s)`` in chunks that end at the throughput window's ends and at every
+    evaluation; the trace points carry both clocks (``train_s``, ``cpu_s``), evaluation excluded."""
     lo, hi = throughput_window(iters)
     marks = {lo, hi, iters}
     if eval_every:
         marks.update(range(eval_every, iters, eval_every))
-    it, cum, steady, trace = 0, 0.0, 0.0, []
+    it, cum, cpu, steady, trace = 0, 0.0, 0.0, 0.0, []
     for m in sorted(marks):
         if m <= it:
             continue
-        s = step(m - it)
+        s, c = step(m - it)
         cum += s
+        cpu += c
         if lo <= it and m <= hi:
             steady += s
         it = m
         if eval_every and it % eval_every == 0 and it < iters:
-            trace.append({"iteration": it, "train_s": cum, "perplexity": evaluate(get_phi())})
-    return {"train_s": cum, "measured_iters": hi - lo, "measured_s": steady, "trace": trace}
+            trace.append({"iteration": it, "train_s": cum, "cpu_s": cpu, "perplexity": evaluate(get_phi())})
+    return {"train_s": cum, "train_cpu_s": cpu, "measured_iters": hi - lo, "measured_s": steady, "trace": trace}
 
 
 class Runner:
@@ -80,11 +91,15 @@ class HarmoniumRunner(Runner):
     """``harmonium.LDA``; extra constructor arguments come from ``options`` (``--harmonium-params``).
 
     The sweeps are clocked inside ``LDA.fit`` by wrapping the driver loop
-    ``harmonium.estimators.lda.run`` (a benchmark-only hook): a sweep's time
+    ``run`` where the fit loop calls it (``harmonium.inference.recorder.run``
+    since the Recorder, ``harmonium.estimators.lda.run`` before; a
+    benchmark-only hook): a sweep's time
     runs from its start to the end of ``fit``'s own per-sweep callback (the
     chain average of the second half, the log joint at the last sweep), and
     the clock stops while our held-out evaluation runs; ``kernel_s`` holds
-    the kernel calls alone. ``final_state_phi`` is phi of the last state (not
+    the kernel calls alone. ``prepare`` runs a 2-sweep fit on 200 training
+    documents first, off the clock, so that numba's compilation (or cache
+    load) is not timed. ``final_state_phi`` is phi of the last state (not
     averaged), comparable with the peers' final-state phi. If a
     future ``fit`` no longer goes through that loop, the intervals between
     calls of the public ``callback`` are used instead (``timing`` says which).
@@ -100,7 +115,7 @@ class HarmoniumRunner(Runner):
         return {"harmonium": harmonium.__version__, "git": git_revision(str(_repo_root()))}
 
     def settings(self):
-        out = {"params": self._params()}
+        out = {"params": self._params(), "warmup_s": getattr(self, "warmup_s", None)}
         if getattr(self, "model", None) is not None and hasattr(self.model, "get_params"):
             out["effective_params"] = {k: v for k, v in self.model.get_params().items()
                                        if isinstance(v, (int, float, str, bool, type(None)))}
@@ -123,33 +138,47 @@ class HarmoniumRunner(Runner):
             random_state=self.seed, **{"evaluate_every": iters, **self._params()},
         )
         self._make(1)  # validates the parameters before the clock starts
+        # warm-up, off the clock: numba compiles (or loads from its cache) every kernel of this configuration
+        # on its first call; the peers' native code needs no such step
+        t = time.perf_counter()
+        self._make(2).fit(data.train[: min(200, data.train.n_docs)])
+        self.warmup_s = time.perf_counter() - t
 
     def fit(self, iters, eval_every, evaluate):
         import harmonium.estimators.lda as est
         from harmonium.models.directed.lda import topic_word_mean
 
+        if not hasattr(est, "run"):  # since issue 19 the fit loop is the Recorder's, which calls run
+            import harmonium.inference.recorder as est
+
         self.model = self._make(iters)
         sweeps: list[float] = []
+        cpus: list[float] = []
         kernels: list[float] = []
         stamps: list[float] = []
+        entered: list[tuple[float, float]] = []
         self.final_state_phi = None
         trace: list[dict] = []
         real_run = est.run
 
         def timed_run(rng, kernel, state, data, model, n_iter, *, start=0, callback=None):
-            mark = [time.perf_counter()]
+            mark = [_clocks()]
+            entered.append(mark[0])
 
             def cb(it, st, info):
-                kernels.append(time.perf_counter() - mark[0])
+                kernels.append(time.perf_counter() - mark[0][0])
                 stop = bool(callback(it, st, info)) if callback is not None else False
-                sweeps.append(time.perf_counter() - mark[0])
+                now = _clocks()
+                sweeps.append(now[0] - mark[0][0])
+                cpus.append(now[1] - mark[0][1])
                 if hasattr(st, "n_wk") and (it == n_iter or (eval_every and it % eval_every == 0)):
                     phi = topic_word_mean(st.n_wk, st.n_k, model.beta)
                     if it == n_iter:
                         self.final_state_phi = phi
                     else:
-                        trace.append({"iteration": it, "train_s": float(sum(sweeps)), "perplexity": evaluate(phi)})
-                mark[0] = time.perf_counter()
+                        trace.append({"iteration": it, "train_s": float(sum(sweeps)), "cpu_s": float(sum(cpus)),
+                                      "perplexity": evaluate(phi)})
+                mark[0] = _clocks()
                 return stop
 
             return real_run(rng, kernel, state, data, model, n_iter, start=start, callback=cb)
@@ -159,17 +188,19 @@ class HarmoniumRunner(Runner):
 
         est.run = timed_run
         try:
-            t0 = time.perf_counter()
+            t0, c0 = _clocks()
             self.model.fit(self.data.train, callback=user_cb)
             wall = time.perf_counter() - t0
         finally:
             est.run = real_run
         lo, hi = throughput_window(iters)
         if len(sweeps) == iters:
-            return {"train_s": float(sum(sweeps)), "measured_iters": hi - lo, "measured_s": float(sum(sweeps[lo:hi])),
-                    "fit_wall_s": wall, "trace": trace, "sweep_s": sweeps, "kernel_s": kernels,
+            return {"train_s": float(sum(sweeps)), "train_cpu_s": float(sum(cpus)), "measured_iters": hi - lo,
+                    "measured_s": float(sum(sweeps[lo:hi])), "fit_wall_s": wall, "trace": trace,
+                    "init_s": entered[0][0] - t0, "init_cpu_s": entered[0][1] - c0,
+                    "sweep_s": sweeps, "sweep_cpu_s": cpus, "kernel_s": kernels,
                     "measured_kernel_s": float(sum(kernels[lo:hi])),
-                    "timing": "per-sweep clock inside LDA.fit (driver loop wrapped)"}
+                    "timing": "per-sweep clock inside LDA.fit (driver loop wrapped); init_s: fit call to first sweep"}
         # fallback: the public callback's timestamps (the first sweep's start is not seen)
         lo = max(lo, 1)
         return {"train_s": wall, "measured_iters": hi - lo, "measured_s": stamps[hi - 1] - stamps[lo - 1],
@@ -222,19 +253,24 @@ class TomotopyRunner(Runner):
         m.burn_in = 0
         for words in doc_word_lists(data.train, self.terms):
             m.add_doc(words)
+        t, c = _clocks()
         m.train(0, workers=self.threads, parallel=self._scheme())  # initialisation only
+        t1, c1 = _clocks()
+        self.init = (t1 - t, c1 - c)
         self.m = m
 
     def _step(self, n):
-        t = time.perf_counter()
+        t, c = _clocks()
         self.m.train(n, workers=self.threads, parallel=self._scheme())
-        return time.perf_counter() - t
+        t1, c1 = _clocks()
+        return t1 - t, c1 - c
 
     def fit(self, iters, eval_every, evaluate):
         t0 = time.perf_counter()
         out = _drive(self._step, iters, eval_every, evaluate, self.phi)
         out["fit_wall_s"] = time.perf_counter() - t0
-        out["timing"] = "wall time of model.train(n) calls (train(0) initialisation excluded)"
+        out["init_s"], out["init_cpu_s"] = self.init
+        out["timing"] = "wall and CPU time of model.train(n) calls; init_s: the train(0) initialisation"
         return out
 
     def phi(self):
@@ -260,22 +296,26 @@ class TomotopyRunner(Runner):
 
 # ---------------------------------------------------------------------------------------------
 class TopicaRunner(Runner):
-    """topica.LDA with ``sampler`` "sparse" (MALLET SparseLDA) or "warp" (WarpLDA MH).
+    """topica.LDA with ``sampler`` "sparse" (MALLET SparseLDA), "warp" (WarpLDA MH) or "lightlda" (alias MH).
 
     ``fit(iters=N)`` runs N + num_samples x sample_interval sweeps (the
     snapshots averaged into phi come after the N; defaults 5 x 25 = 125 more),
     so the harness passes num_samples=1, sample_interval=0: exactly N sweeps,
     phi of the final state, as for the other systems.
 
-    topica cannot resume a fit, so there is no held-out trace. Its ``fit`` does
+    topica cannot resume a fit (a second ``fit`` starts again from scratch)
+    and its topics cannot be read while it fits, so the held-out trace comes
+    from separate fits of the lengths in ``options["checkpoints"]`` (each from
+    the same seed, each on its own clock; none by default). Its ``fit`` does
     some work after the last sweep (estimates, diagnostics), so the sweeps are
     clocked from its ``progress`` callback, called every P sweeps (P of
     :func:`throughput_window`) and at the end, each call after computing a
     log likelihood: the window (P, 2P] is t(2P) - t(P) less the time of one
     ``model.log_likelihood()`` call (measured after the fit, min of 3;
-    ``measured_raw_s`` keeps the uncorrected interval). ``train_s`` (for the
-    quality table) is t(iters) from the start of ``fit`` less those calls, so
-    it includes topica's initialisation.
+    ``measured_raw_s`` keeps the uncorrected interval). ``train_s`` /
+    ``train_cpu_s`` are the wall / CPU seconds from the start of ``fit`` to
+    the last sweep less those calls, so they include topica's initialisation
+    (``init_s`` 0: not separable).
     """
 
     def __init__(self, K, threads, seed, options=None, *, sampler="sparse"):
@@ -290,7 +330,14 @@ class TopicaRunner(Runner):
 
     def settings(self):
         return {"sampler": self.sampler, "num_threads": self.threads, "optimize_interval": 0, "num_samples": 1,
-                "sample_interval": 0, "alpha_sum": ALPHA * self.K}
+                "sample_interval": 0, "alpha_sum": ALPHA * self.K,
+                "checkpoints": list(self.options.get("checkpoints", []))}
+
+    def _model(self):
+        import topica
+
+        return topica.LDA(self.K, alpha_sum=ALPHA * self.K, beta=BETA, optimize_interval=0, seed=self.seed,
+                          num_threads=self.threads, sampler=self.sampler)
 
     def prepare(self, data):
         import topica
@@ -302,39 +349,55 @@ class TopicaRunner(Runner):
         del docs
         if self.corpus.num_docs != data.train.n_docs:
             raise RuntimeError(f"topica kept {self.corpus.num_docs} of {data.train.n_docs} training documents")
-        self.m = topica.LDA(self.K, alpha_sum=ALPHA * self.K, beta=BETA, optimize_interval=0, seed=self.seed,
-                            num_threads=self.threads, sampler=self.sampler)
+        self.m = self._model()
 
-    def fit(self, iters, eval_every, evaluate):
+    def _fit_once(self, iters):
         P, _ = throughput_window(iters)
         P = max(P, 1)
-        stamps: dict[int, float] = {}
+        stamps: dict[int, tuple[float, float]] = {}
 
         def progress(i, n, info):
-            stamps[int(i)] = time.perf_counter()
+            stamps[int(i)] = _clocks()
 
-        t0 = time.perf_counter()
+        t0, c0 = _clocks()
         self.m.fit(self.corpus, iters=iters, num_samples=1, sample_interval=0, keep_theta_draws=False, check_every=0,
                    progress=progress, progress_interval=P)
         wall = time.perf_counter() - t0
-        out = {"fit_wall_s": wall, "trace": [], "stamps": {str(k): v - t0 for k, v in sorted(stamps.items())}}
+        out = {"fit_wall_s": wall, "stamps": {str(k): v[0] - t0 for k, v in sorted(stamps.items())}}
         # the cost of one progress call's log likelihood, measured on the final state
         lls = []
         for _ in range(3):
-            t = time.perf_counter()
+            t, c = _clocks()
             self.m.log_likelihood()
-            lls.append(time.perf_counter() - t)
-        c = min(lls)
+            t1, c1 = _clocks()
+            lls.append((t1 - t, c1 - c))
+        c, ccpu = min(lls)
         out["ll_call_s"] = c
+        n_calls = len(stamps)
+        out["train_s"] = stamps[iters][0] - t0 - n_calls * c
+        out["train_cpu_s"] = stamps[iters][1] - c0 - n_calls * ccpu
+        out["init_s"] = out["init_cpu_s"] = 0.0
         if P in stamps and 2 * P in stamps and 2 * P <= iters:
-            d1 = stamps[2 * P] - stamps[P]  # sweeps P+1 .. 2P and one log likelihood
+            d1 = stamps[2 * P][0] - stamps[P][0]  # sweeps P+1 .. 2P and one log likelihood
             out.update(measured_iters=P, measured_s=max(d1 - c, 0.5 * d1), measured_raw_s=d1,
-                       train_s=stamps[iters] - t0 - len(stamps) * c,
                        timing=f"progress callback every {P} sweeps, less one model.log_likelihood() call")
         else:
             first = min(stamps)
-            out.update(measured_iters=iters - first, measured_s=stamps[iters] - stamps[first],
-                       train_s=stamps[iters] - t0, timing="progress callback timestamps (log-likelihood cost included)")
+            out.update(measured_iters=iters - first, measured_s=stamps[iters][0] - stamps[first][0],
+                       timing="progress callback timestamps (log-likelihood cost included)")
+        return out
+
+    def fit(self, iters, eval_every, evaluate):
+        trace = []
+        for n in sorted({int(c) for c in self.options.get("checkpoints", []) if 0 < int(c) < iters}):
+            self.m = self._model()
+            o = self._fit_once(n)
+            trace.append({"iteration": n, "train_s": o["train_s"], "cpu_s": o["train_cpu_s"],
+                          "perplexity": evaluate(self.phi()), "separate_fit": True})
+            self.m = None
+        self.m = self._model()
+        out = self._fit_once(iters)
+        out["trace"] = trace if eval_every else []
         return out
 
     def phi(self):
@@ -385,21 +448,27 @@ class LdaPackageRunner(Runner):
             raise RuntimeError("the lda package is single-threaded")
         self.data = data
         self.m = lda.LDA(n_topics=self.K, n_iter=1, alpha=ALPHA, eta=BETA, random_state=self.seed, refresh=10**9)
-        self.m._initialize(data.train.counts.astype(np.int64))
+        X = data.train.counts.astype(np.int64)
+        t, c = _clocks()
+        self.m._initialize(X)
+        t1, c1 = _clocks()
+        self.init = (t1 - t, c1 - c)
         self.rs = lda.utils.check_random_state(self.seed)
         self.rands = self.m._rands.copy()
 
     def _step(self, n):
-        t = time.perf_counter()
+        t, c = _clocks()
         for _ in range(n):
             self.rs.shuffle(self.rands)
             self.m._sample_topics(self.rands)
-        return time.perf_counter() - t
+        t1, c1 = _clocks()
+        return t1 - t, c1 - c
 
     def fit(self, iters, eval_every, evaluate):
         t0 = time.perf_counter()
         out = _drive(self._step, iters, eval_every, evaluate, self.phi)
         out["fit_wall_s"] = time.perf_counter() - t0
+        out["init_s"], out["init_cpu_s"] = self.init
         out["timing"] = "wall time of the _sample_topics loop (as in lda.LDA._fit, log likelihood skipped)"
         return out
 
@@ -417,19 +486,126 @@ class LdaPackageRunner(Runner):
 
 
 # ---------------------------------------------------------------------------------------------
+class PyrmalletRunner(Runner):
+    """pyrmallet (RustMallet: MALLET's SparseLDA in Rust, single-threaded), through its low-level ``rm.train``.
+
+    The corpus is built by ``Corpus.from_strings`` from harmonium's token
+    stream joined by spaces, split back on whitespace (``token_regex=r"\\S+"``,
+    no stop words, no frequency cut): the same tokens in the same order.
+    ``num_samples=1, sample_interval=0``: exactly N sweeps, phi of the final
+    state. It cannot resume, so the held-out trace comes from separate fits of
+    the lengths in ``options["checkpoints"]``, as for topica. Clocked by its
+    callback (called every P sweeps and at the end, each computing a log
+    likelihood, whose cost is measured after the fit and taken off).
+    """
+
+    system = "pyrmallet"
+
+    def versions(self):
+        from importlib.metadata import version
+
+        return {"pyrmallet": version("pyrmallet")}
+
+    def settings(self):
+        return {"threads": 1, "optimize_interval": 0, "burn_in": 0, "num_samples": 1, "sample_interval": 0,
+                "alpha_sum": ALPHA * self.K, "checkpoints": list(self.options.get("checkpoints", []))}
+
+    def prepare(self, data):
+        from pyrmallet import _rust_mallet as rm
+
+        if self.threads != 1:
+            raise RuntimeError("pyrmallet is single-threaded")
+        self.data = data
+        self.terms = list(data.corpus.vocabulary)
+        docs = [" ".join(ws) for ws in doc_word_lists(data.train, self.terms)]
+        self.corpus = rm.Corpus.from_strings(docs, stopwords=[], min_doc_freq=1, max_doc_fraction=1.0,
+                                             token_regex=r"\S+")
+        del docs
+        if self.corpus.num_docs != data.train.n_docs or self.corpus.total_tokens != data.n_train_tokens:
+            raise RuntimeError(f"pyrmallet kept {self.corpus.num_docs} documents / {self.corpus.total_tokens} tokens "
+                               f"of {data.train.n_docs} / {data.n_train_tokens}")
+        self.m = None
+
+    def _fit_once(self, iters):
+        from pyrmallet import _rust_mallet as rm
+
+        P = max(throughput_window(iters)[0], 1)
+        stamps: dict[int, tuple[float, float]] = {}
+
+        def cb(it, total, ll):
+            stamps[int(it)] = _clocks()
+
+        t0, c0 = _clocks()
+        self.m = rm.train(self.corpus, num_topics=self.K, iterations=iters, burn_in=0, optimize_interval=0,
+                          num_samples=1, sample_interval=0, alpha_sum=ALPHA * self.K, beta=BETA, seed=self.seed,
+                          verbose=False, callback=cb, callback_interval=P)
+        wall = time.perf_counter() - t0
+        lls = []
+        for _ in range(3):
+            t, c = _clocks()
+            self.m.log_likelihood(self.corpus)
+            t1, c1 = _clocks()
+            lls.append((t1 - t, c1 - c))
+        c, ccpu = min(lls)
+        last = max(stamps)
+        out = {"fit_wall_s": wall, "ll_call_s": c, "train_s": stamps[last][0] - t0 - len(stamps) * c,
+               "train_cpu_s": stamps[last][1] - c0 - len(stamps) * ccpu, "init_s": 0.0, "init_cpu_s": 0.0,
+               "stamps": {str(k): v[0] - t0 for k, v in sorted(stamps.items())}}
+        if P in stamps and 2 * P in stamps:
+            d1 = stamps[2 * P][0] - stamps[P][0]
+            out.update(measured_iters=P, measured_s=max(d1 - c, 0.5 * d1), measured_raw_s=d1,
+                       timing=f"callback every {P} sweeps, less one log_likelihood() call")
+        else:
+            out.update(measured_iters=iters, measured_s=out["train_s"], timing="fit start to last callback")
+        return out
+
+    def fit(self, iters, eval_every, evaluate):
+        trace = []
+        for n in sorted({int(c) for c in self.options.get("checkpoints", []) if 0 < int(c) < iters}):
+            o = self._fit_once(n)
+            trace.append({"iteration": n, "train_s": o["train_s"], "cpu_s": o["train_cpu_s"],
+                          "perplexity": evaluate(self.phi()), "separate_fit": True})
+        out = self._fit_once(iters)
+        out["trace"] = trace if eval_every else []
+        return out
+
+    def phi(self):
+        phi = np.asarray(self.m.topic_word_matrix(), dtype=np.float64)
+        vocab = list(self.m.vocabulary)
+        if vocab != self.terms:
+            index = {t: i for i, t in enumerate(vocab)}
+            out = np.zeros((self.K, len(self.terms)))
+            cols = np.array([index.get(t, -1) for t in self.terms])
+            out[:, cols >= 0] = phi[:, cols[cols >= 0]]
+            phi = out + 1e-300
+        return phi
+
+    def transform(self, data, n_iter):
+        n_iter = 50 if n_iter is None else n_iter
+        docs = [" ".join(ws) for ws in doc_word_lists(data.observed, self.terms)]
+        t = time.perf_counter()
+        theta = self.m.infer_strings(docs, n_iter=n_iter)
+        return np.asarray(theta, dtype=np.float64), {"n_iter": n_iter, "infer_s": time.perf_counter() - t,
+                                                     "method": "model.infer_strings (fixed-phi Gibbs)"}
+
+
+# ---------------------------------------------------------------------------------------------
 def make_runner(system: str, K: int, threads: int, seed: int, options: dict | None = None) -> Runner:
     base = system.split(":", 1)[0]
-    if base == "harmonium":
+    if base == "harmonium" or base.startswith("harmonium-"):  # harmonium-LABEL: another checkout's harmonium
         r = HarmoniumRunner(K, threads, seed, options)
         r.system = system
         return r
     if base == "tomotopy":
         return TomotopyRunner(K, threads, seed, options)
-    if base in ("topica-sparse", "topica-warp"):
+    if base in ("topica-sparse", "topica-warp", "topica-lightlda"):
         return TopicaRunner(K, threads, seed, options, sampler=base.split("-", 1)[1])
     if base == "lda":
         return LdaPackageRunner(K, threads, seed, options)
+    if base == "pyrmallet":
+        return PyrmalletRunner(K, threads, seed, options)
     raise ValueError(f"unknown system {system!r}")
 
 
 SYSTEMS = ("harmonium", "tomotopy", "topica-sparse", "topica-warp", "lda")
+OTHER_SYSTEMS = ("topica-lightlda", "pyrmallet")  # runnable, not in the default list

@@ -96,17 +96,19 @@ def worker(cfg: dict) -> dict:
         if do_quality:
             phi = C.check_phi(runner.phi(), cfg["K"], data.corpus.n_words)
             perp = evaluate(phi)
-            trace.append({"iteration": cfg["iters"], "train_s": fit["train_s"], "perplexity": perp})
+            trace.append({"iteration": cfg["iters"], "train_s": fit["train_s"], "cpu_s": fit.get("train_cpu_s"),
+                          "perplexity": perp})
             res["perplexity"] = perp
             fs = getattr(runner, "final_state_phi", None)
             if fs is not None:
                 res["perplexity_final_state"] = evaluate(C.check_phi(fs, cfg["K"], data.corpus.n_words))
-            t = time.perf_counter()
-            theta, tinfo = runner.transform(data, cfg.get("transform_iters"))
-            tinfo["total_s"] = time.perf_counter() - t
-            tinfo["docs_per_s"] = data.observed.n_docs / tinfo["infer_s"]
-            tinfo["perplexity_own_theta"] = C.perplexity_of_theta(theta, phi, data)
-            res["transform"] = tinfo
+            if cfg.get("transform", True):
+                t = time.perf_counter()
+                theta, tinfo = runner.transform(data, cfg.get("transform_iters"))
+                tinfo["total_s"] = time.perf_counter() - t
+                tinfo["docs_per_s"] = data.observed.n_docs / tinfo["infer_s"]
+                tinfo["perplexity_own_theta"] = C.perplexity_of_theta(theta, phi, data)
+                res["transform"] = tinfo
         res["trace"] = trace
         res["settings"] = runner.settings()
         res["eval_s"] = eval_s[0]
