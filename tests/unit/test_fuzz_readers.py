@@ -13,9 +13,11 @@ as plain regression tests.
 
 from __future__ import annotations
 
+import atexit
 import io
 import json
 import os
+import shutil
 import tempfile
 import zipfile
 
@@ -40,6 +42,7 @@ FUZZ = settings.get_profile("harmonium-fuzz")
 
 # -- valid files to start from ------------------------------------------------------------------------
 _DIR = tempfile.mkdtemp(prefix="harmonium-fuzz-")
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)  # hypothesis examples cannot use tmp_path
 _X = np.array([[2, 0, 1, 0], [0, 3, 0, 1], [1, 1, 1, 0]])
 _CORPUS = Corpus(sp.csr_matrix(_X), ["apple", "bean", "corn", "date"], doc_ids=["d0", "d1", "d2"])
 _TEXT_LINES = "apple apple corn\nbean bean bean date\napple bean corn\n"
