@@ -85,6 +85,18 @@ class Runner:
     def settings(self) -> dict:
         return {}
 
+    #: what a stepped runner's clocks measure (for runners that define ``_step(n)`` and set ``init``)
+    timing = "?"
+
+    def fit(self, iters, eval_every, evaluate):
+        """Drive ``_step`` to ``iters`` sweeps, scoring every ``eval_every``; clocks from ``_step`` and ``init``."""
+        t0 = time.perf_counter()
+        out = _drive(self._step, iters, eval_every, evaluate, self.phi)
+        out["fit_wall_s"] = time.perf_counter() - t0
+        out["init_s"], out["init_cpu_s"] = self.init
+        out["timing"] = self.timing
+        return out
+
 
 # ---------------------------------------------------------------------------------------------
 class HarmoniumRunner(Runner):
@@ -227,6 +239,8 @@ def _repo_root():
 class TomotopyRunner(Runner):
     """tomotopy.LDAModel (collapsed Gibbs, SparseLDA-style, C++/SIMD), TermWeight.ONE, no alpha optimisation."""
 
+    timing = "wall and CPU time of model.train(n) calls; init_s: the train(0) initialisation"
+
     system = "tomotopy"
 
     def versions(self):
@@ -264,14 +278,6 @@ class TomotopyRunner(Runner):
         self.m.train(n, workers=self.threads, parallel=self._scheme())
         t1, c1 = _clocks()
         return t1 - t, c1 - c
-
-    def fit(self, iters, eval_every, evaluate):
-        t0 = time.perf_counter()
-        out = _drive(self._step, iters, eval_every, evaluate, self.phi)
-        out["fit_wall_s"] = time.perf_counter() - t0
-        out["init_s"], out["init_cpu_s"] = self.init
-        out["timing"] = "wall and CPU time of model.train(n) calls; init_s: the train(0) initialisation"
-        return out
 
     def phi(self):
         m = self.m
@@ -427,6 +433,8 @@ class LdaPackageRunner(Runner):
     per-iteration log likelihood skipped) so that it can evaluate on the way.
     """
 
+    timing = "wall time of the _sample_topics loop (as in lda.LDA._fit, log likelihood skipped)"
+
     system = "lda"
 
     def versions(self):
@@ -463,14 +471,6 @@ class LdaPackageRunner(Runner):
             self.m._sample_topics(self.rands)
         t1, c1 = _clocks()
         return t1 - t, c1 - c
-
-    def fit(self, iters, eval_every, evaluate):
-        t0 = time.perf_counter()
-        out = _drive(self._step, iters, eval_every, evaluate, self.phi)
-        out["fit_wall_s"] = time.perf_counter() - t0
-        out["init_s"], out["init_cpu_s"] = self.init
-        out["timing"] = "wall time of the _sample_topics loop (as in lda.LDA._fit, log likelihood skipped)"
-        return out
 
     def phi(self):
         return phi_from_counts(self.m.nzw_, BETA)
