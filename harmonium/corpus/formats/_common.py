@@ -3,14 +3,16 @@
 * Reading: :func:`open_binary` is the one way a format opens a file to read
   (gzip recognised by its content, not its name); :func:`read_bytes` and
   :func:`decode` give a whole text file with errors that name the file/line.
+* Docstrings: :data:`DOC_PARTS`, the parameter texts several numeric formats share,
+  filled in by :func:`fill_doc`.
 * Writing: :func:`atomic_binary_writer` and :func:`atomic_text_writer` wrap
   :func:`harmonium.io.atomic.atomic_writer` (temporary file, fsync, rename)
   and gzip-compress deterministically (``mtime=0``, no file name) when the
   target name ends with ``.gz``.
 * Vocabulary files (one term per line), block-wise reading of integer text
   (:func:`iter_line_blocks`, :func:`scan`, :func:`parse_ints`,
-  :func:`int_field`) for the numeric formats, and the token strings of the
-  text formats (:func:`document_strings`).
+  :func:`int_field`) for the numeric formats, and the corpus they build
+  (:func:`corpus_from_doc_lengths`, :func:`corpus_from_matrix`).
 
 Format modules import from here, never from each other.
 """
@@ -28,8 +30,9 @@ from collections.abc import Iterator
 from typing import IO
 
 import numpy as np
+import scipy.sparse as sp
 
-from harmonium.corpus.corpus import Corpus
+from harmonium.corpus.corpus import Corpus, _as_csr_counts, index_dtype
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.io.atomic import atomic_writer
@@ -55,6 +58,39 @@ def check_corpus(corpus, where: str) -> Corpus:
             f"The 'corpus' parameter of {where} must be a Corpus. Got {type(corpus).__name__}."
         )
     return corpus
+
+
+# ---------------------------------------------------------------------------
+# Docstrings
+# ---------------------------------------------------------------------------
+#: Docstring parts that several numeric formats share word for word; :func:`fill_doc` puts each in
+#: place of a docstring line that reads ``{name}``.
+DOC_PARTS = {
+    "vocab_path_read": """\
+vocab_path : str, path-like or False, optional
+    The vocabulary file; by default :func:`default_vocab_path` of
+    ``path``, used when it exists. ``False`` (or a missing default file)
+    gives placeholder terms "0".."V-1"; a path given explicitly must exist.""",
+}
+_DOC_FIELD = re.compile(r"( *)\{(\w+)\}")
+
+
+def fill_doc(func):
+    """Put :data:`DOC_PARTS` into ``func``'s docstring, indented as the ``{name}`` line it replaces.
+
+    An unknown name raises KeyError when the module is imported.
+    """
+    if func.__doc__:  # None under python -OO
+        lines = []
+        for line in func.__doc__.split("\n"):
+            field = _DOC_FIELD.fullmatch(line)
+            if field is None:
+                lines.append(line)
+            else:
+                indent, name = field.groups()
+                lines += [indent + part if part else part for part in DOC_PARTS[name].split("\n")]
+        func.__doc__ = "\n".join(lines)
+    return func
 
 
 # ---------------------------------------------------------------------------
@@ -208,13 +244,16 @@ def write_vocab_file(vocabulary: Vocabulary, path) -> None:
         f.write(text.encode("utf-8"))
 
 
-def write_optional_vocab(vocabulary: Vocabulary, vocab_path, default: str) -> None:
-    """Write the vocabulary beside a numeric corpus file: to ``default`` when ``vocab_path``
-    is None, nowhere when it is False, else to ``vocab_path``."""
+def check_and_write_vocab(corpus, where: str, vocab_path, default: str) -> Corpus:
+    """The start of a numeric format's ``write``: check ``corpus`` (a Corpus, else an error naming
+    ``where``), then write its vocabulary beside the numeric file: to ``default`` when
+    ``vocab_path`` is None, nowhere when it is False, else to ``vocab_path``."""
+    corpus = check_corpus(corpus, where)
     if vocab_path is None:
         vocab_path = default
     if vocab_path is not False:
-        write_vocab_file(vocabulary, vocab_path)
+        write_vocab_file(corpus.vocabulary, vocab_path)
+    return corpus
 
 
 def read_optional_vocab(vocab_path, default: str, n_words: int, name: str) -> Vocabulary:
@@ -229,6 +268,22 @@ def read_optional_vocab(vocab_path, default: str, n_words: int, name: str) -> Vo
     if vocab_path is False:
         return Vocabulary.range(n_words)
     return read_vocab_file(vocab_path, expected=n_words, what=f" (columns of {name})")
+
+
+def corpus_from_matrix(matrix, name: str, vocab_path, default_vocab: str) -> Corpus:
+    """The corpus of a documents x words matrix read from file ``name`` (Matrix Market, ``.npz``).
+
+    The matrix must be 2-D with non-negative integer values (checked by the Corpus coercion,
+    which names the document and word); the vocabulary follows :func:`read_optional_vocab`.
+    """
+    if matrix.ndim != 2:
+        raise CorpusError(f"{name} does not hold a 2-D matrix.")
+    if matrix.dtype.kind == "c":
+        raise CorpusError(f"{name} holds complex values; counts must be non-negative integers.")
+    counts = _as_csr_counts(matrix, name)
+    del matrix
+    vocabulary = read_optional_vocab(vocab_path, default_vocab, counts.shape[1], name)
+    return Corpus(counts, vocabulary, _validated=True)
 
 
 # ---------------------------------------------------------------------------
@@ -349,6 +404,24 @@ def int_field(token: bytes, what: str, line: int, name: str) -> int:
     if not -(2**63) <= value < 2**63:
         raise CorpusError(f"{what} {value} on line {line} of {name} is out of range.")
     return value
+
+
+def corpus_from_doc_lengths(doc_lengths: np.ndarray, word_ids: np.ndarray, counts: np.ndarray,
+                            vocabulary: Vocabulary) -> Corpus:
+    """The corpus whose document d holds the next ``doc_lengths[d]`` (word id, count) entries.
+
+    ``word_ids`` and ``counts`` are in document order (word ids may repeat or be unsorted within a
+    document: Corpus sums and sorts them). ``indices`` and ``indptr`` get the Corpus index dtype,
+    so scipy keeps them as they are.
+    """
+    n_words = len(vocabulary)
+    indptr = np.zeros(doc_lengths.size + 1, dtype=index_dtype(len(word_ids), n_words))
+    np.cumsum(doc_lengths, out=indptr[1:])
+    matrix = sp.csr_matrix(
+        (np.ascontiguousarray(counts), np.ascontiguousarray(word_ids, dtype=indptr.dtype), indptr),
+        shape=(doc_lengths.size, n_words),
+    )
+    return Corpus(matrix, vocabulary)
 
 
 # ---------------------------------------------------------------------------

@@ -27,14 +27,14 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import scipy.sparse as sp
 
-from harmonium.corpus.corpus import Corpus, index_dtype
+from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.formats._common import (
     INT32_MAX,
     WRITE_ROWS,
     atomic_binary_writer,
-    check_corpus,
+    check_and_write_vocab,
+    corpus_from_doc_lengths,
     gzip_errors,
     int_field,
     iter_line_blocks,
@@ -43,7 +43,6 @@ from harmonium.corpus.formats._common import (
     parse_ints,
     read_vocab_file,
     scan,
-    write_optional_vocab,
 )
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError
@@ -219,18 +218,8 @@ def read(path, *, vocab_path=None) -> Corpus:
     pairs = np.concatenate(all_pairs) if all_pairs else np.zeros((0, 2), dtype=np.int32)
     del all_pairs
     if vocabulary is None:
-        n_words = int(pairs[:, 0].max()) + 1 if pairs.size else 0
-        vocabulary = Vocabulary.range(n_words)
-    # indices and indptr share the Corpus index dtype, so scipy keeps them as they are;
-    # Corpus sums repeated entries and sorts word ids.
-    idx = index_dtype(len(pairs), n_words)
-    indptr = np.zeros(lengths.size + 1, dtype=idx)
-    np.cumsum(lengths, out=indptr[1:])
-    counts = sp.csr_matrix(
-        (np.ascontiguousarray(pairs[:, 1]), pairs[:, 0].astype(idx), indptr),
-        shape=(lengths.size, n_words),
-    )
-    return Corpus(counts, vocabulary)
+        vocabulary = Vocabulary.range(int(pairs[:, 0].max()) + 1 if pairs.size else 0)
+    return corpus_from_doc_lengths(lengths, pairs[:, 0], pairs[:, 1], vocabulary)
 
 
 def write(corpus: Corpus, path, *, vocab_path=None) -> None:
@@ -250,8 +239,7 @@ def write(corpus: Corpus, path, *, vocab_path=None) -> None:
     Each file is written to a temporary name and renamed. Metadata (document
     ids, labels) are not part of the format and are not written.
     """
-    corpus = check_corpus(corpus, "ldac.write")
-    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
+    corpus = check_and_write_vocab(corpus, "ldac.write", vocab_path, default_vocab_path(path))
     m = corpus.counts
     indptr = m.indptr
     with atomic_binary_writer(path) as f:

@@ -21,15 +21,15 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from harmonium.corpus.corpus import Corpus, _as_csr_counts
+from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.formats._common import (
     INT32_MAX,
     atomic_binary_writer,
-    check_corpus,
+    check_and_write_vocab,
+    corpus_from_matrix,
+    fill_doc,
     name_of,
     open_binary,
-    read_optional_vocab,
-    write_optional_vocab,
 )
 from harmonium.errors import CorpusError
 
@@ -124,6 +124,7 @@ def _parse(data: bytes, name: str) -> sp.coo_matrix:
     return sp.coo_matrix((v, (i, j)), shape=(n_rows, n_cols))
 
 
+@fill_doc
 def read(path, *, vocab_path=None) -> Corpus:
     """Read a Matrix Market corpus (rows are documents).
 
@@ -131,10 +132,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     ----------
     path : str or path-like
         The ``.mtx`` (or ``.mtx.gz``) file.
-    vocab_path : str, path-like or False, optional
-        The vocabulary file; by default :func:`default_vocab_path` of
-        ``path``, used when it exists. ``False`` (or a missing default file)
-        gives placeholder terms "0".."V-1"; a path given explicitly must exist.
+    {vocab_path_read}
 
     Raises
     ------
@@ -149,16 +147,7 @@ def read(path, *, vocab_path=None) -> Corpus:
             data = f.read()
         except (OSError, EOFError) as e:  # gzip.BadGzipFile is an OSError
             raise CorpusError(f"{name}: corrupt or truncated gzip data ({e}).") from None
-    matrix = _parse(data, name)
-    if matrix.ndim != 2:
-        raise CorpusError(f"{name} does not hold a 2-D matrix.")
-    if matrix.dtype.kind == "c":
-        raise CorpusError(f"{name} holds complex values; counts must be non-negative integers.")
-    counts = _as_csr_counts(matrix, name)
-    del matrix
-    n_words = counts.shape[1]
-    vocabulary = read_optional_vocab(vocab_path, default_vocab_path(path), n_words, name)
-    return Corpus(counts, vocabulary, _validated=True)
+    return corpus_from_matrix(_parse(data, name), name, vocab_path, default_vocab_path(path))
 
 
 def write(corpus: Corpus, path, *, vocab_path=None) -> None:
@@ -178,8 +167,7 @@ def write(corpus: Corpus, path, *, vocab_path=None) -> None:
     Each file is written to a temporary name and renamed. Metadata (document
     ids, labels) are not part of the format and are not written.
     """
-    corpus = check_corpus(corpus, "mmarket.write")
-    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
+    corpus = check_and_write_vocab(corpus, "mmarket.write", vocab_path, default_vocab_path(path))
     with atomic_binary_writer(path) as f:
         scipy.io.mmwrite(f, corpus.counts,
                          comment=" harmonium corpus: rows are documents, columns are words",

@@ -17,13 +17,13 @@ import zlib
 
 import scipy.sparse as sp
 
-from harmonium.corpus.corpus import Corpus, _as_csr_counts
+from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.formats._common import (
     atomic_binary_writer,
-    check_corpus,
+    check_and_write_vocab,
+    corpus_from_matrix,
+    fill_doc,
     name_of,
-    read_optional_vocab,
-    write_optional_vocab,
 )
 from harmonium.errors import CorpusError
 
@@ -38,6 +38,7 @@ def default_vocab_path(path) -> str:
     return path + ".vocab.txt"
 
 
+@fill_doc
 def read(path, *, vocab_path=None) -> Corpus:
     """Read a corpus saved with :func:`scipy.sparse.save_npz` (rows are documents).
 
@@ -45,10 +46,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     ----------
     path : str or path-like
         The ``.npz`` file.
-    vocab_path : str, path-like or False, optional
-        The vocabulary file; by default :func:`default_vocab_path` of
-        ``path``, used when it exists. ``False`` (or a missing default file)
-        gives placeholder terms "0".."V-1"; a path given explicitly must exist.
+    {vocab_path_read}
 
     Raises
     ------
@@ -68,15 +66,7 @@ def read(path, *, vocab_path=None) -> Corpus:
     except (ValueError, KeyError, NotImplementedError, zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         # OSError and zlib.error: a corrupted compressed member (a bad seek, an invalid deflate stream)
         raise CorpusError(f"{name} is not a scipy sparse .npz file: {e}") from None
-    if matrix.ndim != 2:
-        raise CorpusError(f"{name} does not hold a 2-D matrix.")
-    if matrix.dtype.kind == "c":
-        raise CorpusError(f"{name} holds complex values; counts must be non-negative integers.")
-    counts = _as_csr_counts(sp.csr_matrix(matrix), name)
-    del matrix
-    n_words = counts.shape[1]
-    vocabulary = read_optional_vocab(vocab_path, default_vocab_path(path), n_words, name)
-    return Corpus(counts, vocabulary, _validated=True)
+    return corpus_from_matrix(matrix, name, vocab_path, default_vocab_path(path))
 
 
 def write(corpus: Corpus, path, *, vocab_path=None, compressed: bool = True) -> None:
@@ -99,8 +89,7 @@ def write(corpus: Corpus, path, *, vocab_path=None, compressed: bool = True) -> 
     int32 indices and indptr (int64 for both once nnz or the vocabulary size
     reaches 2**31-1). Each file is written to a temporary name and renamed.
     """
-    corpus = check_corpus(corpus, "scipy_npz.write")
-    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
+    corpus = check_and_write_vocab(corpus, "scipy_npz.write", vocab_path, default_vocab_path(path))
     m = corpus.counts
     if not isinstance(m, sp.csr_matrix):
         m = sp.csr_matrix(m)

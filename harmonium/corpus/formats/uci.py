@@ -30,14 +30,14 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import scipy.sparse as sp
 
-from harmonium.corpus.corpus import Corpus, index_dtype
+from harmonium.corpus.corpus import Corpus
 from harmonium.corpus.formats._common import (
     INT32_MAX,
     WRITE_ROWS,
     atomic_binary_writer,
-    check_corpus,
+    check_and_write_vocab,
+    corpus_from_doc_lengths,
     gzip_errors,
     int_field,
     iter_line_blocks,
@@ -46,7 +46,6 @@ from harmonium.corpus.formats._common import (
     parse_ints,
     read_vocab_file,
     scan,
-    write_optional_vocab,
 )
 from harmonium.corpus.vocabulary import Vocabulary
 from harmonium.errors import CorpusError, InvalidParameterError
@@ -223,15 +222,11 @@ def read(path, *, vocab_path=None) -> Corpus:
     if docs.size > 1 and (docs[1:] < docs[:-1]).any():
         triples = triples[np.argsort(docs, kind="stable")]
         docs = triples[:, 0]
-    indptr = np.zeros(n_docs + 1, dtype=index_dtype(len(docs), n_words))
-    np.cumsum(np.bincount(docs, minlength=n_docs + 1)[1:], out=indptr[1:])
-    indices = (triples[:, 1] - 1).astype(indptr.dtype, copy=False)
-    data = np.ascontiguousarray(triples[:, 2])
+    doc_lengths = np.bincount(docs, minlength=n_docs + 1)[1:]
+    word_ids = triples[:, 1] - 1
+    counts = np.ascontiguousarray(triples[:, 2])
     del triples, docs
-    # indices and indptr share the Corpus index dtype, so scipy keeps them as they are;
-    # Corpus sums repeated entries and sorts word ids.
-    counts = sp.csr_matrix((data, indices, indptr), shape=(n_docs, n_words))
-    return Corpus(counts, vocabulary)
+    return corpus_from_doc_lengths(doc_lengths, word_ids, counts, vocabulary)
 
 
 def write(corpus: Corpus, path, *, vocab_path=None) -> None:
@@ -251,9 +246,8 @@ def write(corpus: Corpus, path, *, vocab_path=None) -> None:
     Each file is written to a temporary name and renamed. Document ids,
     labels and other metadata are not part of the format and are not written.
     """
-    corpus = check_corpus(corpus, "uci.write")
+    corpus = check_and_write_vocab(corpus, "uci.write", vocab_path, default_vocab_path(path))
     m = corpus.counts
-    write_optional_vocab(corpus.vocabulary, vocab_path, default_vocab_path(path))
     with atomic_binary_writer(path) as f:
         f.write(f"{m.shape[0]}\n{m.shape[1]}\n{m.nnz}\n".encode("ascii"))
         for lo in range(0, m.nnz, WRITE_ROWS):

@@ -480,3 +480,11 @@ def test_gzip_output_is_deterministic_and_recognised_by_content(tmp_path, corpus
     plain_name = tmp_path / "a" / "docword.renamed.txt"
     plain_name.write_bytes(a.read_bytes())
     same(uci.read(plain_name, vocab_path=tmp_path / "a" / "vocab.toy.txt"), corpus)
+
+
+def test_shared_docstring_parts_are_filled_in():
+    # mmarket.read and scipy_npz.read take their vocab_path text from _common.DOC_PARTS
+    for module in (mmarket, scipy_npz):
+        doc = module.read.__doc__
+        assert "{vocab_path_read}" not in doc
+        assert "\n    vocab_path : str, path-like or False, optional\n        The vocabulary file;" in doc
