@@ -160,6 +160,10 @@ class ExponentialFamily:
     data_event_ndim: int = 0
     #: the conjugate prior family of a likelihood (a ConjugatePrior subclass), or None.
     conjugate_prior: type | None = None
+    #: (attribute, n): ``batch_shape`` is the shape of that parameter array less its last n (event) axes.
+    _batch_source: tuple[str, int] = ("", 0)
+    #: the ``_checks`` function (owner, name, value, min_ndim) that observations x must pass; see ``_data``.
+    _data_check = None
 
     # -- required --------------------------------------------------------------
     @property
@@ -176,7 +180,12 @@ class ExponentialFamily:
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        raise NotImplementedError
+        """The shape of the parameter named by ``_batch_source`` less its trailing event axes."""
+        name, n_event = self._batch_source
+        if not name:
+            raise NotImplementedError
+        shape = getattr(self, name).shape
+        return shape[: len(shape) - n_event]
 
     def sufficient_stats(self, x) -> tuple:
         """T(x); ``x`` has shape ``sample_shape + batch_shape + event_shape`` (broadcasting allowed)."""
@@ -273,6 +282,11 @@ class ExponentialFamily:
         return f"{type(self).__name__}(batch_shape={self.batch_shape})"
 
     # -- conjugacy (likelihood side) -------------------------------------------
+    @classmethod
+    def _data(cls, x) -> np.ndarray:
+        """Observations ``x`` as float64 after ``_data_check``, with at least ``data_event_ndim`` axes."""
+        return cls._data_check(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=cls.data_event_ndim)
+
     @classmethod
     def _conjugate_coefficients(cls, x, **fixed) -> tuple[tuple, tuple]:
         """Per-sample coefficients c(x_n) (parts shaped ``sample_shape + prior_part_shape``) and ``sample_shape``."""
@@ -402,6 +416,8 @@ class LogitsFamily(ExponentialFamily):
 
     logits: np.ndarray
 
+    _batch_source = ("logits", 0)
+
     @staticmethod
     def _check_logits(owner: str, logits) -> np.ndarray:
         raise NotImplementedError
@@ -431,6 +447,7 @@ class TrialsFamily(LogitsFamily):
     """
 
     n: np.ndarray
+    _batch_source = ("n", 0)
 
     def _set(self, n: np.ndarray, logits: np.ndarray) -> None:
         raise NotImplementedError
@@ -446,10 +463,6 @@ class TrialsFamily(LogitsFamily):
     @classmethod
     def from_natural(cls, eta, n=None):
         return cls.from_logits(_checks.required(f"{cls.__name__}.from_natural", "n", n), eta)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.n.shape
 
     def _fixed_params(self) -> dict:
         return {"n": self.n}

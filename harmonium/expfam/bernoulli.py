@@ -76,10 +76,6 @@ class Bernoulli(LogitsFamily):
         self.logits = _logits_from_p(type(self).__name__, p)
 
     @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.logits.shape
-
-    @property
     def p(self) -> np.ndarray:
         return special.expit(self.logits)
 

@@ -36,6 +36,7 @@ class Beta(ConjugatePrior):
     """
 
     event_dims = (0, 0)
+    _batch_source = ("a", 0)
 
     def __init__(self, a, b):
         a = _checks.positive("Beta", "a", a)
@@ -46,10 +47,6 @@ class Beta(ConjugatePrior):
     def from_natural(cls, eta1, eta2):
         """a = eta1 + 1, b = eta2 + 1 (checked > 0)."""
         return cls(np.asarray(eta1, dtype=np.float64) + 1.0, np.asarray(eta2, dtype=np.float64) + 1.0)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.a.shape
 
     def mean(self) -> np.ndarray:
         return self.a / (self.a + self.b)

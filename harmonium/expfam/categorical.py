@@ -78,6 +78,7 @@ class Categorical(_CategoryLogits, LogitsFamily):
     """
 
     event_dims = (1,)
+    _batch_source = ("logits", 1)
     data_event_ndim = 0
     conjugate_prior = Dirichlet
     _check_logits = staticmethod(_check_logits)
@@ -88,10 +89,6 @@ class Categorical(_CategoryLogits, LogitsFamily):
             self.logits = np.log(probs)
 
     # -- shapes and accessors ----------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.logits.shape[:-1]
-
     def mean(self) -> np.ndarray:
         """E[one_hot(x)] = probs."""
         return self.probs
@@ -183,6 +180,7 @@ class Multinomial(_CategoryLogits, TrialsFamily):
 
     event_dims = (1,)
     data_event_ndim = 1
+    _data_check = staticmethod(_checks.counts)
     conjugate_prior = Dirichlet
 
     def __init__(self, n, probs):
@@ -251,12 +249,8 @@ class Multinomial(_CategoryLogits, TrialsFamily):
 
     # -- conjugacy ---------------------------------------------------------------
     @classmethod
-    def _counts(cls, x) -> np.ndarray:
-        return _checks.counts(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=1)
-
-    @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):
-        x = cls._counts(x)
+        x = cls._data(x)
         return (x,), x.shape[:-1]
 
     @classmethod
@@ -265,5 +259,5 @@ class Multinomial(_CategoryLogits, TrialsFamily):
 
     @classmethod
     def _log_likelihood_base_per_sample(cls, x, **_ignored):
-        x = cls._counts(x)
+        x = cls._data(x)
         return special.gammaln(x.sum(axis=-1) + 1.0) - special.gammaln(x + 1.0).sum(axis=-1)

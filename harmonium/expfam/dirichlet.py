@@ -43,6 +43,7 @@ class Dirichlet(ConjugatePrior):
     """
 
     event_dims = (1,)
+    _batch_source = ("alpha", 1)
     data_event_ndim = 1
 
     def __init__(self, alpha):
@@ -54,10 +55,6 @@ class Dirichlet(ConjugatePrior):
         return cls(np.asarray(eta, dtype=np.float64) + 1.0)
 
     # -- shapes and accessors ----------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.alpha.shape[:-1]
-
     @property
     def n_categories(self) -> int:
         return self.alpha.shape[-1]

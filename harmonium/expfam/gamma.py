@@ -34,6 +34,7 @@ class Gamma(ConjugatePrior):
     """
 
     event_dims = (0, 0)
+    _batch_source = ("shape", 0)
 
     def __init__(self, shape, rate):
         shape = _checks.positive("Gamma", "shape", shape)
@@ -44,10 +45,6 @@ class Gamma(ConjugatePrior):
     def from_natural(cls, eta1, eta2):
         """shape = eta1 + 1, rate = -eta2 (checked > 0)."""
         return cls(np.asarray(eta1, dtype=np.float64) + 1.0, -np.asarray(eta2, dtype=np.float64))
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.shape.shape
 
     def mean(self) -> np.ndarray:
         return self.shape / self.rate

@@ -34,15 +34,13 @@ _LOG2PI = np.log(2.0 * np.pi)
 class _Normal:
     """N(mu, variance) by its mean and variance: the parts both univariate Gaussian families share."""
 
+    _batch_source = ("mu", 0)
+
     def __init__(self, mu, variance):
         owner = type(self).__name__
         mu = _checks.finite(owner, "mu", mu)
         variance = _checks.positive(owner, "variance", variance)
         self.mu, self.variance = np.broadcast_arrays(mu, variance)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.mu.shape
 
     def mean(self) -> np.ndarray:
         return self.mu
@@ -79,6 +77,7 @@ class Gaussian(_Normal, ConjugatePrior):
 
     event_dims = (0, 0)
     data_event_ndim = 0
+    _data_check = staticmethod(_checks.finite)
     conjugate_prior = NormalGamma
 
     @classmethod
@@ -119,10 +118,6 @@ class Gaussian(_Normal, ConjugatePrior):
         self._check_same_family(other)
         ratio = self.variance / other.variance
         return 0.5 * (ratio + (self.mu - other.mu) ** 2 / other.variance - 1.0 - np.log(ratio))
-
-    @classmethod
-    def _data(cls, x) -> np.ndarray:
-        return _checks.finite(f"{cls.__name__}.conjugate_stats", "x", x)
 
     @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):

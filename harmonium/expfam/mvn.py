@@ -46,7 +46,9 @@ class MultivariateGaussian(ConjugatePrior):
     """
 
     event_dims = (1, 2)
+    _batch_source = ("mu", 1)
     data_event_ndim = 1
+    _data_check = staticmethod(_checks.finite)
     conjugate_prior = NormalInverseWishart
 
     def __init__(self, mu, cov):
@@ -88,10 +90,6 @@ class MultivariateGaussian(ConjugatePrior):
         return obj
 
     # -- shapes and accessors ----------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.mu.shape[:-1]
-
     @property
     def dim(self) -> int:
         return self.mu.shape[-1]
@@ -162,10 +160,6 @@ class MultivariateGaussian(ConjugatePrior):
         return self.mu + (self._chol @ z[..., None])[..., 0]
 
     # -- conjugacy ---------------------------------------------------------------
-    @classmethod
-    def _data(cls, x) -> np.ndarray:
-        return _checks.finite(f"{cls.__name__}.conjugate_stats", "x", x, min_ndim=1)
-
     @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):
         x = cls._data(x)

@@ -63,6 +63,7 @@ class NormalInverseWishart(ConjugatePrior):
     """
 
     event_dims = (1, 2, 0, 0)
+    _batch_source = ("kappa", 0)
 
     def __init__(self, mu0, kappa, nu, Psi):
         owner = "NormalInverseWishart"
@@ -93,10 +94,6 @@ class NormalInverseWishart(ConjugatePrior):
         return cls(eta1 / kappa[..., None], kappa, eta4 - d - 2.0, 0.5 * (psi + np.swapaxes(psi, -1, -2)))
 
     # -- shapes and accessors ----------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.kappa.shape
-
     @property
     def dim(self) -> int:
         return self.mu0.shape[-1]

@@ -53,6 +53,7 @@ class NormalGamma(ConjugatePrior):
     """
 
     event_dims = (0, 0, 0, 0)
+    _batch_source = ("kappa", 0)
 
     def __init__(self, mu0, kappa, alpha, beta):
         owner = "NormalGamma"
@@ -73,10 +74,6 @@ class NormalGamma(ConjugatePrior):
         return cls(eta1 / kappa, kappa, 0.5 * (eta4 + 1.0), 0.5 * (eta2 - eta1 ** 2 / kappa))
 
     # -- shapes and accessors ----------------------------------------------------
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.kappa.shape
-
     def mean(self) -> tuple:
         """(E[mu], E[lambda]) = (mu0, alpha / beta)."""
         return self.mu0, self.alpha / self.beta

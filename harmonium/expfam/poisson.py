@@ -38,7 +38,9 @@ class Poisson(ExponentialFamily):
     """
 
     event_dims = (0,)
+    _batch_source = ("rate", 0)
     data_event_ndim = 0
+    _data_check = staticmethod(_checks.counts)
     conjugate_prior = Gamma
 
     def __init__(self, rate):
@@ -49,10 +51,6 @@ class Poisson(ExponentialFamily):
         """rate = exp(eta)."""
         eta = _checks.finite(f"{cls.__name__}.from_natural", "eta", eta)
         return cls(np.exp(eta))
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self.rate.shape
 
     def mean(self) -> np.ndarray:
         return self.rate
@@ -93,10 +91,6 @@ class Poisson(ExponentialFamily):
     def sample(self, rng: np.random.Generator, size=()) -> np.ndarray:
         shape = as_size(size) + self.batch_shape
         return rng.poisson(np.broadcast_to(self.rate, shape))
-
-    @classmethod
-    def _data(cls, x) -> np.ndarray:
-        return _checks.counts(f"{cls.__name__}.conjugate_stats", "x", x)
 
     @classmethod
     def _conjugate_coefficients(cls, x, **_ignored):
