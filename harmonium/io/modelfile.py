@@ -131,6 +131,11 @@ _CORRUPTION_ERRORS = (
 )
 
 
+def _manifest_entry(key: str, *, doc: str) -> property:
+    """A read-only property giving ``self.manifest[key]``."""
+    return property(lambda self: self.manifest[key], doc=doc)
+
+
 @dataclass(frozen=True, eq=False)  # arrays make == ambiguous; compare fields instead
 class ModelFile:
     """The content of a model file, fully loaded and verified.
@@ -149,40 +154,14 @@ class ModelFile:
     arrays: dict
     path: Path
 
-    @property
-    def cls(self) -> str:
-        """The class name stored in the manifest (e.g. ``"LDA"``)."""
-        return self.manifest["class"]
-
-    @property
-    def params(self) -> dict:
-        """The hyperparameters."""
-        return self.manifest["params"]
-
-    @property
-    def vocabulary(self) -> list[str] | None:
-        """The terms in id order, or None."""
-        return self.manifest["vocabulary"]
-
-    @property
-    def rng_state(self) -> dict | None:
-        """The stored bit generator state, or None."""
-        return self.manifest["rng_state"]
-
-    @property
-    def trace(self) -> dict:
-        """The training trace (name -> list of values)."""
-        return self.manifest["trace"]
-
-    @property
-    def kind(self) -> str:
-        """``"model"`` or ``"checkpoint"``."""
-        return self.manifest["kind"]
-
-    @property
-    def extra(self) -> dict:
-        """Free-form JSON data stored by the writer."""
-        return self.manifest["extra"]
+    # read-only views of manifest entries
+    cls = _manifest_entry("class", doc='The class name stored in the manifest (e.g. ``"LDA"``).')
+    params = _manifest_entry("params", doc="The hyperparameters (dict).")
+    vocabulary = _manifest_entry("vocabulary", doc="The terms in id order (list of str), or None.")
+    rng_state = _manifest_entry("rng_state", doc="The stored bit generator state (dict), or None.")
+    trace = _manifest_entry("trace", doc="The training trace (dict: name -> list of values).")
+    kind = _manifest_entry("kind", doc='``"model"`` or ``"checkpoint"``.')
+    extra = _manifest_entry("extra", doc="Free-form JSON data stored by the writer (dict).")
 
 
 # --------------------------------------------------------------------------- writing
