@@ -142,7 +142,8 @@ def save_checkpoint(
     Returns
     -------
     pathlib.Path
-        The path written.
+        The path written; :func:`load_checkpoint` (with ``expected_class``)
+        reads it back to resume the run.
 
     Raises
     ------

@@ -105,6 +105,8 @@ def read(
     Returns
     -------
     Corpus
+        One document per data row that the tokenizer keeps, with the ids,
+        labels, features and tags of the columns named above.
 
     Raises
     ------
