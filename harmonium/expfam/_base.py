@@ -145,13 +145,15 @@ class ExponentialFamily:
     """Base class: a batch of exponential-family distributions in natural form.
 
     Subclasses set ``event_dims`` (trailing event axes of each natural-parameter
-    part) and implement ``natural_params``, ``sufficient_stats``,
+    part) and ``_batch_source`` (the parameter attribute that carries the batch
+    shape, and its number of event axes), and implement ``natural_params``, ``sufficient_stats``,
     ``log_base_measure``, ``log_partition``, ``mean_params``, ``sample``, and
     usually ``from_natural``. ``log_prob``, ``entropy`` and ``kl`` have generic
     implementations from those; subclasses may override them with closed forms.
 
     Likelihood families also set ``conjugate_prior`` (the prior class) and
-    ``data_event_ndim`` (axes of one observation) and implement
+    ``data_event_ndim`` (axes of one observation) and ``_data_check`` (the
+    ``_checks`` function observations must pass, applied by ``_data``) and implement
     ``_conjugate_coefficients`` / ``_log_likelihood_base_per_sample``.
     """
 
