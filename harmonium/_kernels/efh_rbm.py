@@ -30,24 +30,40 @@ from harmonium._kernels.efh_sampling import sample_bernoulli_csr
 
 
 @njit(cache=True, nogil=True)
+def _hidden_probabilities(indices, data, lo, hi, W, c, out):
+    """out = sigmoid(x W + c) for one sparse row x (entries lo..hi-1; ``data`` None: every value is 1)."""
+    n_hidden = W.shape[1]
+    for f in range(n_hidden):
+        out[f] = c[f]
+    for e in range(lo, hi):
+        i = indices[e]
+        if data is None:
+            for f in range(n_hidden):
+                out[f] += W[i, f]
+        else:
+            v = data[e]
+            for f in range(n_hidden):
+                out[f] += v * W[i, f]
+    for f in range(n_hidden):
+        out[f] = 1.0 / (1.0 + math.exp(-out[f]))
+
+
+@njit(cache=True, nogil=True)
+def _bernoulli(rng, p, out):
+    """out ~ Bernoulli(p) elementwise, one uniform per entry in row-major order."""
+    for r in range(p.shape[0]):
+        for f in range(p.shape[1]):
+            out[r, f] = 1.0 if rng.random() < p[r, f] else 0.0
+
+
+@njit(cache=True, nogil=True)
 def rbm_positive(rng, indptr, indices, data, W, c, h_pos, h_sample, draw):
     """h_pos = sigmoid(x W + c) (overwritten); if ``draw``, h_sample ~ Bernoulli(h_pos) row-major."""
     n_rows = indptr.shape[0] - 1
-    n_hidden = W.shape[1]
     for b in range(n_rows):
-        for f in range(n_hidden):
-            h_pos[b, f] = c[f]
-        for e in range(indptr[b], indptr[b + 1]):
-            i = indices[e]
-            v = data[e]
-            for f in range(n_hidden):
-                h_pos[b, f] += v * W[i, f]
-        for f in range(n_hidden):
-            h_pos[b, f] = 1.0 / (1.0 + math.exp(-h_pos[b, f]))
+        _hidden_probabilities(indices, data, indptr[b], indptr[b + 1], W, c, h_pos[b])
     if draw:
-        for b in range(n_rows):
-            for f in range(n_hidden):
-                h_sample[b, f] = 1.0 if rng.random() < h_pos[b, f] else 0.0
+        _bernoulli(rng, h_pos, h_sample)
 
 
 @njit(cache=True, nogil=True)
@@ -67,18 +83,9 @@ def rbm_negative_update(rng, indptr, indices, data, logits, W, b_vis, c, h_pos, 
             logits[r, i] += b_vis[i]
     nnz = sample_bernoulli_csr(rng, logits, tau, neg_indptr, neg_indices, work)
     for r in range(n_rows):
-        for f in range(n_hidden):
-            h_neg[r, f] = c[f]
-        for e in range(neg_indptr[r], neg_indptr[r + 1]):
-            i = neg_indices[e]
-            for f in range(n_hidden):
-                h_neg[r, f] += W[i, f]
-        for f in range(n_hidden):
-            h_neg[r, f] = 1.0 / (1.0 + math.exp(-h_neg[r, f]))
+        _hidden_probabilities(neg_indices, None, neg_indptr[r], neg_indptr[r + 1], W, c, h_neg[r])
     if persistent:
-        for r in range(n_rows):
-            for f in range(n_hidden):
-                chains[r, f] = 1.0 if rng.random() < h_neg[r, f] else 0.0
+        _bernoulli(rng, h_neg, chains)
     # updates (after every product that reads W)
     for r in range(n_rows):
         for e in range(indptr[r], indptr[r + 1]):
