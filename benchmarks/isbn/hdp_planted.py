@@ -44,7 +44,7 @@ PROBLEMS = {
 
 # one factor at a time, from the baseline (the estimator before split-merge moves were added)
 BASELINE = dict(beta=0.01, alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0), sample=True, alpha=1.0, gamma=1.0,
-                init_k=10, n_iter=200, sm=0, launch=3)
+                init_k=10, n_iter=200, sm=0, launch=3, seq=False)
 CONFIGS = {
     "baseline": {},
     "beta=0.1": dict(beta=0.1),
@@ -59,6 +59,10 @@ CONFIGS = {
     "split-merge 10": dict(sm=10),
     "split-merge 10, init 1": dict(sm=10, init_k=1),
     "split-merge 10, init 50": dict(sm=10, init_k=50),
+    # launch states by sequential allocation (Dahl 2003) instead of at random
+    "sams 10, init 1": dict(sm=10, init_k=1, seq=True),
+    "sams 10, init 10": dict(sm=10, seq=True),
+    "sams 10, init 50": dict(sm=10, init_k=50, seq=True),
 }
 
 
@@ -112,7 +116,8 @@ def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
     else:
         st = da.init(rng, tokens, model, n_topics=cfg["init_k"], alpha=cfg["alpha"], gamma=cfg["gamma"])
     kernel = da.build_kernel(sample_alpha=cfg["sample"], sample_gamma=cfg["sample"], compute_log_joint=False,
-                             split_merge_proposals=cfg["sm"], split_merge_launch=cfg["launch"])
+                             split_merge_proposals=cfg["sm"], split_merge_launch=cfg["launch"],
+                             split_merge_sequential=cfg["seq"])
     keep = cfg["n_iter"] // 2
     Ks, Es, alphas, gammas, lj = [], [], [], [], []
     n_split = n_merge = 0

@@ -192,6 +192,7 @@ class SplitMergeScratch(NamedTuple):
     wlist: np.ndarray
     dmark: np.ndarray
     wmark: np.ndarray
+    order: np.ndarray
 
     @classmethod
     def for_tokens(cls, tokens: TokenStream, n_words: int) -> SplitMergeScratch:
@@ -200,31 +201,39 @@ class SplitMergeScratch(NamedTuple):
         doc_of = np.repeat(np.arange(D, dtype=np.int64), np.diff(tokens.doc_ptr))
         return cls(doc_of, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
                    np.zeros((D, 2), np.int64), np.zeros((n_words, 2), np.int64), np.empty(D, np.int64),
-                   np.empty(n_words, np.int64), np.zeros(D, np.uint8), np.zeros(n_words, np.uint8))
+                   np.empty(n_words, np.int64), np.zeros(D, np.uint8), np.zeros(n_words, np.uint8),
+                   np.empty(N, np.int64))
 
 
 def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel,
-                n_proposals: int, n_launch: int = 3, *, scratch: SplitMergeScratch | None = None,
-                growth: float = 1.5, broken: int = 0) -> tuple[DirectAssignmentState, int, int]:
+                n_proposals: int, n_launch: int = 3, *, sequential: bool = False,
+                scratch: SplitMergeScratch | None = None, growth: float = 1.5,
+                broken: int = 0) -> tuple[DirectAssignmentState, int, int]:
     """``n_proposals`` Metropolis-Hastings split-merge moves on (z, tau) (Jain & Neal 2004); see
     :func:`harmonium._kernels.hdp.split_merge` for the target, the proposal and the acceptance ratio.
 
-    Each leaves p(z, tau | w, alpha, gamma) invariant (tests/statistical/test_hdp_exact.py). The
-    state is grown before a proposal when no column is free, which does not change the chain.
-    Returns (state, splits accepted, merges accepted). Corpora of fewer than 2 tokens are left unchanged.
+    ``sequential``: draw the launch state by sequential allocation (Dahl 2003, 2005) before the
+    ``n_launch`` restricted scans, rather than at random. Each move leaves p(z, tau | w, alpha, gamma)
+    invariant (tests/statistical/test_hdp_exact.py). The tokens are grouped by topic once here (O(N)),
+    so a proposal costs O(tokens of its topics). The state is grown before a proposal when no column is
+    free, which does not change the chain. Returns (state, splits accepted, merges accepted). Corpora of
+    fewer than 2 tokens are left unchanged.
     """
     if tokens.words.shape[0] < 2 or n_proposals <= 0:
         return state, 0, 0
     sc = SplitMergeScratch.for_tokens(tokens, model.n_words) if scratch is None else scratch
     K = state.n_topics
     n_split = n_merge = 0
+    kstart = np.empty(state.capacity + 2, np.int64)
+    khdp.build_topic_index(state.z, K, sc.order, kstart)
     for _ in range(n_proposals):
         if K + 1 > state.capacity:
             state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
+            kstart = np.concatenate([kstart[:K + 1], np.zeros(state.capacity + 1 - K, np.int64)])
         K, outcome = khdp.split_merge(rng, sc.doc_of, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
                                       state.tau, K, state.alpha, model.beta, state.gamma, int(n_launch), sc.S,
                                       sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist, sc.dmark, sc.wmark,
-                                      int(broken))
+                                      sc.order, kstart, bool(sequential), int(broken))
         n_split += outcome == 1
         n_merge += outcome == 2
     return state._replace(n_topics=int(K)), n_split, n_merge
@@ -233,7 +242,7 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
 def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_gamma: bool = False,
                  concentration_iter: int = 1, compute_log_joint: bool = True, growth: float = 1.5,
                  split_merge_proposals: int = 0, split_merge_launch: int = 3,
-                 sweep=None, tables=None):
+                 split_merge_sequential: bool = False, sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
     Parameters
@@ -251,6 +260,8 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
         After the sweep, this many split-merge proposals (:func:`split_merge`, exact
         Metropolis-Hastings moves on (z, tau)), each from a launch state improved by
         ``split_merge_launch`` restricted Gibbs scans. 0 proposals: the plain Gibbs sampler.
+    split_merge_sequential : bool
+        Draw each launch state by sequential allocation (Dahl 2003, 2005) rather than at random.
     sweep, tables : callable, optional
         Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
         (same signatures); tests pass deliberately broken kernels here.
@@ -306,7 +317,8 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
             if cache.get("sm_key") != key:
                 cache.update(sm_key=key, sm=SplitMergeScratch.for_tokens(tokens, model.n_words))
             state, n_split, n_merge = split_merge(rng, state._replace(n_topics=K), tokens, model,
-                                                  split_merge_proposals, split_merge_launch, scratch=cache["sm"],
+                                                  split_merge_proposals, split_merge_launch,
+                                                  sequential=split_merge_sequential, scratch=cache["sm"],
                                                   growth=growth)
             K = state.n_topics
         m_k = np.zeros(max(K, 1), dtype=np.int64)
