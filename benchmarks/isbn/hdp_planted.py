@@ -44,7 +44,7 @@ PROBLEMS = {
 
 # one factor at a time, from the baseline (the estimator before split-merge moves were added)
 BASELINE = dict(beta=0.01, alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0), sample=True, alpha=1.0, gamma=1.0,
-                init_k=10, n_iter=200, sm=0, launch=3)
+                init_k=10, n_iter=200, sm=0, launch=3, seq=False, sample_beta=False)
 CONFIGS = {
     "baseline": {},
     "beta=0.1": dict(beta=0.1),
@@ -59,6 +59,16 @@ CONFIGS = {
     "split-merge 10": dict(sm=10),
     "split-merge 10, init 1": dict(sm=10, init_k=1),
     "split-merge 10, init 50": dict(sm=10, init_k=50),
+    # launch states by sequential allocation (Dahl 2003) instead of at random
+    "sams 10, init 1": dict(sm=10, init_k=1, seq=True),
+    "sams 10, init 10": dict(sm=10, seq=True),
+    "sams 10, init 50": dict(sm=10, init_k=50, seq=True),
+    # 3 proposals an iteration, each launched by 20 restricted scans (random launch)
+    "sm 3x20, init 1": dict(sm=3, launch=20, init_k=1),
+    "sm 3x20, init 10": dict(sm=3, launch=20),
+    "sm 3x20, init 1, beta~": dict(sm=3, launch=20, init_k=1, sample_beta=True),
+    "sm 3x20, init 10, beta~": dict(sm=3, launch=20, sample_beta=True),
+    "sams 3x20, init 1": dict(sm=3, launch=20, init_k=1, seq=True),
 }
 
 
@@ -112,9 +122,10 @@ def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
     else:
         st = da.init(rng, tokens, model, n_topics=cfg["init_k"], alpha=cfg["alpha"], gamma=cfg["gamma"])
     kernel = da.build_kernel(sample_alpha=cfg["sample"], sample_gamma=cfg["sample"], compute_log_joint=False,
-                             split_merge_proposals=cfg["sm"], split_merge_launch=cfg["launch"])
+                             split_merge_proposals=cfg["sm"], split_merge_launch=cfg["launch"],
+                             split_merge_sequential=cfg["seq"], sample_beta=cfg["sample_beta"])
     keep = cfg["n_iter"] // 2
-    Ks, Es, alphas, gammas, lj = [], [], [], [], []
+    Ks, Es, alphas, gammas, betas, lj = [], [], [], [], [], []
     n_split = n_merge = 0
     t0 = time.perf_counter()
     for it in range(cfg["n_iter"]):
@@ -127,13 +138,15 @@ def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
             Es.append(int(np.count_nonzero(st.n_k[:K] > 0.01 * N)))
             alphas.append(st.alpha)
             gammas.append(st.gamma)
+            betas.append(model.beta if st.beta is None else st.beta)
     seconds = time.perf_counter() - t0
     from harmonium._kernels import hdp as khdp
 
     K = st.n_topics
-    lj = float(khdp.word_log_likelihood(st.n_wk, st.n_k, K, model.beta)
+    lj = float(khdp.word_log_likelihood(st.n_wk, st.n_k, K, betas[-1])
                + khdp.assignment_log_prior(tokens.doc_ptr, st.n_dk, K, st.alpha, st.tau))
-    return dict(K=Ks, E=Es, alpha=float(np.mean(alphas)), gamma=float(np.mean(gammas)), log_joint_last=lj,
+    return dict(K=Ks, E=Es, alpha=float(np.mean(alphas)), gamma=float(np.mean(gammas)), beta=float(np.mean(betas)),
+                log_joint_last=lj,
                 n_split=n_split, n_merge=n_merge, seconds=seconds,
                 sizes_last=sorted(st.n_k[:K].tolist(), reverse=True))
 
@@ -182,14 +195,15 @@ def summarise(rows: list[dict]) -> str:
     for r in rows:
         groups.setdefault((r["problem"], r["system"], r["config"]), []).append(r)
     out = ["| problem (planted K) | system | configuration | seeds | K mean (sd) | K per seed | effective K mean (sd) "
-           "| effective per seed | alpha, gamma | s/run |",
+           "| effective per seed | alpha, gamma, beta | s/run |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for (problem, system, config), rs in groups.items():
         K = np.concatenate([r["K"] for r in rs])
         E = np.concatenate([r["E"] for r in rs])
         per_k = " / ".join(f"{np.mean(r['K']):.1f}" for r in rs)
         per_e = " / ".join(f"{np.mean(r['E']):.1f}" for r in rs)
-        ag = f"{np.mean([r['alpha'] for r in rs]):.2f}, {np.mean([r['gamma'] for r in rs]):.2f}"
+        ag = (f"{np.mean([r['alpha'] for r in rs]):.2f}, {np.mean([r['gamma'] for r in rs]):.2f}, "
+              f"{np.mean([r.get('beta', r['settings']['beta']) for r in rs]):.3g}")
         out.append(f"| {problem} ({PROBLEMS[problem]['n_topics']}) | {system} | {config} | {len(rs)} | "
                    f"{K.mean():.2f} ({K.std():.2f}) | {per_k} | {E.mean():.2f} ({E.std():.2f}) | {per_e} | {ag} | "
                    f"{np.mean([r['seconds'] for r in rs]):.1f} |")

@@ -469,6 +469,46 @@ def da_sweep_sparse(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
 
 # -- split-merge -----------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
+def build_topic_index(z, K, order, kstart):
+    """Group the tokens by topic: topic k's tokens are ``order[kstart[k]:kstart[k + 1]]``, in increasing order.
+
+    A stable counting sort, O(N + K); ``order`` has length >= N and ``kstart`` >= K + 1.
+    :func:`split_merge` gathers a proposal's tokens from it and rebuilds it after an accepted move.
+    """
+    for k in range(K + 1):
+        kstart[k] = 0
+    N = z.shape[0]
+    for t in range(N):
+        kstart[z[t] + 1] += 1
+    for k in range(K):
+        kstart[k + 1] += kstart[k]
+    for t in range(N):  # kstart[k] is topic k's cursor in this pass and ends at topic k + 1's start
+        k = z[t]
+        order[kstart[k]] = t
+        kstart[k] += 1
+    for k in range(K, 0, -1):
+        kstart[k] = kstart[k - 1]
+    kstart[0] = 0
+
+
+@njit(cache=True, nogil=True)
+def _sm_allocate(rng, S, n_s, doc_of, words, side, ndx, nwx, nx, alpha_rho, beta, v_beta):
+    """Sequential allocation (Dahl 2003): the tokens ``S[:n_s]``, in order, each to side x with probability
+    proportional to (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta), the counts holding the tokens placed so far."""
+    for s in range(n_s):
+        t = S[s]
+        d = doc_of[t]
+        w = words[t]
+        p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+        p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+        x = 0 if rng.random() * (p0 + p1) < p0 else 1
+        side[s] = x
+        ndx[d, x] += 1
+        nwx[w, x] += 1
+        nx[x] += 1
+
+
+@njit(cache=True, nogil=True)
 def _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, forced):
     """One restricted Gibbs scan over the tokens ``S[:n_s]`` between sides 0 and 1; returns its log probability.
 
@@ -534,7 +574,7 @@ def _log_beta_pdf(u, a, b):
 
 @njit(cache=True, nogil=True)
 def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
-                S, side, target, ndx, nwx, docs, wlist, dmark, wmark, broken):
+                S, side, target, ndx, nwx, docs, wlist, dmark, wmark, order, kstart, sequential, broken):
     """One Metropolis-Hastings split-merge proposal on (z, tau); returns (K, outcome).
 
     ``outcome``: 0 rejected, 1 split accepted, 2 merge accepted. The target is
@@ -548,6 +588,14 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     other tokens of their topic(s); a launch state puts S at random on i's side (0) or j's (1)
     and improves it by ``n_launch`` restricted scans (:func:`_sm_scan`, document term
     weighted by alpha tau / 2 for both sides, tau the weight of the topic or of the two merged).
+    With ``sequential``, the launch state is instead drawn by sequential allocation
+    (:func:`_sm_allocate`; Dahl 2003, 2005, "sequentially-allocated merge-split"): i and j
+    alone on their sides, then each other token of S in turn given those placed before it,
+    then the ``n_launch`` scans. On a topic of thousands of tokens a random launch is
+    symmetric and the scans barely break it; the sequential one grows the two sides from i's
+    and j's documents and words. Either way the launch depends on S, i and j only, never on
+    the current split, so it is the same for a split and for the merge that reverses it, and q
+    (the final scan) is all the ratio needs (Jain & Neal 2004, §3).
 
     * i, j in one topic k: a final scan draws the split (probability q);
       u ~ Beta(D_0, D_1), D_x the documents holding side x, gives the weights u tau_k and
@@ -561,8 +609,13 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     (a free column for a split); the merged topic keeps k_i's column and the last used column
     moves into k_j's. Scratch: ``S``, ``side``, ``target`` (int, length >= N), ``ndx`` (D, 2) and
     ``nwx`` (V, 2) int64 all zero, ``docs`` (>= D), ``wlist`` (>= V) int, ``dmark`` (D) and
-    ``wmark`` (V) uint8 all zero; left as found. ``broken`` is for the tests' negative
-    controls only: 1 leaves q out of the ratio, 2 leaves out the Jacobian.
+    ``wmark`` (V) uint8 all zero; left as found. ``order``, ``kstart``: the tokens by topic
+    (:func:`build_topic_index`), built by the caller and rebuilt here after an accepted move, so
+    that a proposal costs O(|S| (n_launch + 1)) plus the touched documents and words, not O(N);
+    an accepted move costs O(N + D + V) more. ``broken`` is for the tests' negative controls
+    only: 1 leaves q out of the ratio, 2 leaves out the Jacobian, 3 launches a merge from the
+    current split (which depends on the state the reverse split does not see), 4 keeps the
+    topic index stale after an accepted move.
     """
     N = words.shape[0]
     V = n_wk.shape[0]
@@ -577,8 +630,19 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     S[0] = i
     S[1] = j
     n_s = 2
-    for t in range(N):
-        if t != i and t != j and (z[t] == ki or z[t] == kj):
+    # the other tokens of topics ki and kj in increasing order: one segment, or two merged
+    a = kstart[ki]
+    a_end = kstart[ki + 1]
+    b = kstart[kj] if not split else 0
+    b_end = kstart[kj + 1] if not split else 0
+    while a < a_end or b < b_end:
+        if b >= b_end or (a < a_end and order[a] < order[b]):
+            t = order[a]
+            a += 1
+        else:
+            t = order[b]
+            b += 1
+        if t != i and t != j:
             S[n_s] = t
             n_s += 1
     tau_m = tau[ki] if split else tau[ki] + tau[kj]
@@ -598,19 +662,31 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
             n_words_touched += 1
     # launch state
     nx = np.zeros(2, dtype=np.int64)
-    for s in range(n_s):
-        if s < 2:
-            x = s
-        else:
-            x = 0 if rng.random() < 0.5 else 1
-        side[s] = x
-        target[s] = x if split else (0 if z[S[s]] == ki else 1)
-        ndx[doc_of[S[s]], x] += 1
-        nwx[words[S[s]], x] += 1
-        nx[x] += 1
     rest = S[2:n_s]
     rest_side = side[2:n_s]
     rest_target = target[2:n_s]
+    for s in range(n_s):
+        target[s] = 0 if z[S[s]] == ki else 1  # the current split (a merge's reverse move); unused for a split
+    for s in range(2):
+        side[s] = s
+        ndx[doc_of[S[s]], s] += 1
+        nwx[words[S[s]], s] += 1
+        nx[s] += 1
+    if broken == 3 and not split:
+        for s in range(2, n_s):
+            side[s] = target[s]
+            ndx[doc_of[S[s]], side[s]] += 1
+            nwx[words[S[s]], side[s]] += 1
+            nx[side[s]] += 1
+    elif sequential:
+        _sm_allocate(rng, rest, n_s - 2, doc_of, words, rest_side, ndx, nwx, nx, alpha_rho, beta, v_beta)
+    else:
+        for s in range(2, n_s):
+            x = 0 if rng.random() < 0.5 else 1
+            side[s] = x
+            ndx[doc_of[S[s]], x] += 1
+            nwx[words[S[s]], x] += 1
+            nx[x] += 1
     for _ in range(n_launch):
         _sm_scan(rng, rest, n_s - 2, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho, beta,
                  v_beta, False)
@@ -698,6 +774,8 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
                 tau[last] = tau[K]
                 tau[K] = 0.0
                 K -= 1
+    if outcome != 0 and broken != 4:
+        build_topic_index(z, K, order, kstart)
     for s in range(n_s):
         t = S[s]
         ndx[doc_of[t], 0] = 0

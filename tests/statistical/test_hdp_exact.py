@@ -7,8 +7,8 @@
    independent chains started from exact draws of p(z, tau | w) on a 5-token
    corpus, two iterations each, end in clusterings whose histogram passes a
    chi-square test against the enumerated p(z | w) (52 clusterings).
-4. The concentration updates: alpha | m, n and gamma | K, m started from exact
-   draws stay exact after one update (Kolmogorov-Smirnov).
+4. The concentration updates: alpha | m, n, gamma | K, m and the topic-word prior
+   beta | z, w started from exact draws stay exact after one update (Kolmogorov-Smirnov).
 5. Negative controls: a new-topic weight without its 1/V, tables drawn with
    alpha instead of alpha tau_k, an off-by-one Antoniak draw, and wrong
    auxiliary-variable probabilities fail the same tests.
@@ -307,13 +307,39 @@ def test_gamma_update_is_exact(update, ok):
     assert (p > ALPHA_TEST) == ok, p
 
 
+def _beta_log_posterior_by_hand(b, n_wk, prior):
+    """log Gamma(b; shape, rate) + sum_k [lG(V b) - lG(n_k + V b) + sum_w lG(n_wk + b) - lG(b)], b an array."""
+    V, K = n_wk.shape
+    b = np.asarray(b)[:, None]
+    n_k = n_wk.sum(axis=0)
+    out = (prior[0] - 1.0) * np.log(b[:, 0]) - prior[1] * b[:, 0]
+    out += np.sum(gammaln(V * b) - gammaln(n_k + V * b), axis=1)
+    for w in range(V):
+        out += np.sum(gammaln(n_wk[w] + b) - gammaln(b), axis=1)
+    return out
+
+
+@pytest.mark.parametrize("jacobian, ok", [(True, True), (False, False)])
+def test_beta_update_is_exact(jacobian, ok):
+    """beta | z, w by slice sampling on log beta, from exact draws (quadrature): one update stays exact.
+    Control: the Jacobian beta of the log transform left out."""
+    rng = np.random.default_rng(79)
+    n_wk = np.array([[5, 0], [1, 3], [0, 7], [2, 0]], dtype=np.int32)
+    n_k = n_wk.sum(axis=0).astype(np.int32)
+    prior = (1.0, 1.0)
+    start, (grid, cdf) = _exact_draws(rng, lambda b: _beta_log_posterior_by_hand(b, n_wk, prior), 1e-6, 30.0, 20_000)
+    after = np.array([da.resample_beta(rng, b, n_wk, n_k, 2, prior, 1, jacobian=jacobian) for b in start])
+    p = stats.kstest(after, lambda x: np.interp(x, grid, cdf)).pvalue
+    assert (p > ALPHA_TEST) == ok, p
+
+
 # -- 5. split-merge moves ------------------------------------------------------------------------
 TAU_EDGES = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
 
 
 @njit
-def _run_split_merge_chains(rng, n_moves, n_launch, broken, cum_p, part_of, mk_of, partitions, doc_ptr, words,
-                            alpha, gamma, beta, codes, edges, out_part, out_bin):
+def _run_split_merge_chains(rng, n_moves, n_launch, sequential, broken, cum_p, part_of, mk_of, partitions, doc_ptr,
+                            words, alpha, gamma, beta, codes, edges, out_part, out_bin):
     """Chains from exact draws of p(z, tau | w), ``n_moves`` split-merge proposals each; the clustering and
     the bin of tau of token 0's topic at the end."""
     N = words.shape[0]
@@ -340,6 +366,8 @@ def _run_split_merge_chains(rng, n_moves, n_launch, broken, cum_p, part_of, mk_o
     wlist = np.empty(V, np.int64)
     dmark = np.zeros(D, np.uint8)
     wmark = np.zeros(V, np.uint8)
+    order = np.empty(N, np.int64)
+    kstart = np.empty(cap + 2, np.int64)
     for c in range(out_part.shape[0]):
         s = np.searchsorted(cum_p, rng.random() * cum_p[-1], side="right")
         part = part_of[s]
@@ -352,9 +380,11 @@ def _run_split_merge_chains(rng, n_moves, n_launch, broken, cum_p, part_of, mk_o
         tau[:] = 0.0
         khdp.sample_tau(rng, m_k, K, gamma, tau)
         khdp.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
+        khdp.build_topic_index(z, K, order, kstart)
         for _ in range(n_moves):
             K, _ = khdp.split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
-                                    S, side, target, ndx, nwx, docs, wlist, dmark, wmark, broken)
+                                    S, side, target, ndx, nwx, docs, wlist, dmark, wmark, order, kstart,
+                                    sequential, broken)
         relabel[:] = -1
         nxt = 0
         code = 0
@@ -378,16 +408,21 @@ def _exact_partition_and_tau_bin():
     return cells
 
 
-@pytest.mark.parametrize("broken, ok", [(0, True), (1, False), (2, False)])
-def test_split_merge_leaves_posterior_invariant(exact, broken, ok):
+@pytest.mark.parametrize("sequential, n_launch, broken, ok", [
+    (False, 2, 0, True), (False, 2, 1, False), (False, 2, 2, False),
+    (True, 1, 0, True), (True, 0, 0, True), (True, 1, 3, False), (True, 1, 4, False)])
+def test_split_merge_leaves_posterior_invariant(exact, sequential, n_launch, broken, ok):
     """Split-merge proposals alone, from exact draws of (z, tau): the joint of the clustering and of tau of
-    token 0's topic stays p(z, tau | w). Controls: q left out of the ratio (1), the Jacobian left out (2)."""
+    token 0's topic stays p(z, tau | w), from a random launch state or a sequentially allocated one (Dahl
+    2003). Controls: q left out of the ratio (1), the Jacobian left out (2), a merge launched from the
+    current split (3), the topic index (build_topic_index) left stale after an accepted move (4)."""
     part, mk, cum_p, _, codes = exact
     n = 200_000
     out_part = np.empty(n, np.int64)
     out_bin = np.empty(n, np.int64)
     rng = np.random.default_rng(2024)
-    _run_split_merge_chains(rng, 3, 2, broken, cum_p, part, mk, T.PARTITIONS, T.TOKENS.doc_ptr, T.TOKENS.words,
+    _run_split_merge_chains(rng, 3, n_launch, sequential, broken, cum_p, part, mk, T.PARTITIONS, T.TOKENS.doc_ptr,
+                            T.TOKENS.words,
                             T.ALPHA, T.GAMMA, T.BETA, codes, TAU_EDGES, out_part, out_bin)
     assert out_part.min() >= 0
     target = _exact_partition_and_tau_bin().ravel()

@@ -122,6 +122,31 @@ def test_split_merge_from_one_topic_finds_the_planted_topics():
     assert found[0] < 4 and found[10] == 4, found
 
 
+def test_topic_index_groups_tokens_by_topic():
+    z = np.random.default_rng(3).integers(0, 5, size=200).astype(np.int32)
+    order, kstart = np.empty(200, np.int64), np.empty(7, np.int64)
+    khdp.build_topic_index(z, 5, order, kstart)
+    np.testing.assert_array_equal(order, np.argsort(z, kind="stable"))
+    np.testing.assert_array_equal(kstart[:6], np.concatenate([[0], np.cumsum(np.bincount(z, minlength=5))]))
+
+
+def test_beta_resampling_finds_the_planted_topic_word_prior():
+    """The 4-topic corpus (phi ~ Dir(0.1)) from beta = 0.01 and one topic: beta | z, w settles near 0.1."""
+    corpus, _, _ = lda_corpus(seed=4, n_docs=400, n_topics=4)
+    tokens = corpus.tokens()
+    model = HDPModel(0.01, corpus.n_words)
+    rng = np.random.default_rng(1)
+    st = da.init(rng, tokens, model, n_topics=1)
+    kernel = da.build_kernel(sample_alpha=True, sample_gamma=True, compute_log_joint=False, split_merge_proposals=10,
+                             split_merge_launch=3, sample_beta=True)
+    betas = []
+    for _ in range(40):
+        st, _ = kernel(rng, st, tokens, model)
+        betas.append(st.beta)
+    assert 0.05 < np.mean(betas[20:]) < 0.2 and st.n_topics <= 5, (np.mean(betas[20:]), st.n_topics)
+    assert da.topic_word(st, model)[0].sum() == pytest.approx(1.0)
+
+
 def test_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
     corpus, _, _ = synthetic
     straight = HDP(n_iter=10, evaluate_every=2, random_state=5).fit(corpus)

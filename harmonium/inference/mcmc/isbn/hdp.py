@@ -10,6 +10,7 @@ weights tau = (tau_1..tau_K, tau_u) and the two concentrations. One
 3. if requested, alpha | m, n by the auxiliary variables of Teh et al. (2006,
    appendix A) and gamma | K, m by Escobar & West (1995, §6), tau integrated out;
 4. tau ~ D[m_.1, ..., m_.K, gamma] (seed 002 eq. 3 with one level).
+5. if requested, the topic-word prior beta | z, w by slice sampling (:func:`resample_beta`).
 
 Between 1 and 2, optionally, split-merge moves (:func:`split_merge`): Metropolis-Hastings
 proposals that split one topic in two or merge two (Jain & Neal 2004), which the one-token
@@ -49,6 +50,7 @@ class DirectAssignmentState(NamedTuple):
     n_topics: int
     alpha: float
     gamma: float
+    beta: float | None = None  # the topic-word prior when it is resampled; None: ``model.beta``
 
     @property
     def capacity(self) -> int:
@@ -121,7 +123,8 @@ def conditional(state: DirectAssignmentState, tokens: TokenStream, model: HDPMod
     tau = state.tau.copy()
     khdp.remove_token(d, w, int(state.z[i]), n_dk, n_wk, n_k, tau, K)
     p = np.empty(K + 1)
-    khdp.da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, state.alpha, model.beta, model.beta * model.n_words)
+    beta = _beta(state, model)
+    khdp.da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, state.alpha, beta, beta * model.n_words)
     return p / p.sum()
 
 
@@ -192,6 +195,7 @@ class SplitMergeScratch(NamedTuple):
     wlist: np.ndarray
     dmark: np.ndarray
     wmark: np.ndarray
+    order: np.ndarray
 
     @classmethod
     def for_tokens(cls, tokens: TokenStream, n_words: int) -> SplitMergeScratch:
@@ -200,31 +204,85 @@ class SplitMergeScratch(NamedTuple):
         doc_of = np.repeat(np.arange(D, dtype=np.int64), np.diff(tokens.doc_ptr))
         return cls(doc_of, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
                    np.zeros((D, 2), np.int64), np.zeros((n_words, 2), np.int64), np.empty(D, np.int64),
-                   np.empty(n_words, np.int64), np.zeros(D, np.uint8), np.zeros(n_words, np.uint8))
+                   np.empty(n_words, np.int64), np.zeros(D, np.uint8), np.zeros(n_words, np.uint8),
+                   np.empty(N, np.int64))
+
+
+def _beta(state: DirectAssignmentState, model: HDPModel) -> float:
+    return model.beta if state.beta is None else float(state.beta)
+
+
+def beta_log_posterior(beta: float, n_wk: np.ndarray, n_k: np.ndarray, K: int, prior: tuple[float, float]) -> float:
+    """log p(beta | z, w) up to a constant: log p(w | z, beta) + log Gamma(beta; shape, rate)."""
+    if not beta > 0.0:
+        return -np.inf
+    shape, rate = prior
+    return float(khdp.word_log_likelihood(n_wk, n_k, K, beta)) + (shape - 1.0) * np.log(beta) - rate * beta
+
+
+def resample_beta(rng: np.random.Generator, beta: float, n_wk: np.ndarray, n_k: np.ndarray, K: int,
+                  prior: tuple[float, float], n_iter: int = 1, width: float = 1.0, jacobian: bool = True) -> float:
+    """beta | z, w by slice sampling on x = log beta (Neal 2003, §4, stepping out and shrinkage).
+
+    The topic-word concentration is resampled like alpha and gamma (Teh et al. 2006 resample the
+    concentrations; Wallach, Mimno & McCallum 2009 show that the Dirichlet priors of a topic model
+    matter and should be learnt): p(beta | z, w) ∝ Gamma(beta; shape, rate) prod_k DirMult(n_.k | beta),
+    beta entering only the word term. The density of x carries the Jacobian beta; ``jacobian=False``
+    drops it, for the tests' negative control only. O(V K) per density evaluation.
+    """
+    def logf(x):
+        return beta_log_posterior(float(np.exp(x)), n_wk, n_k, K, prior) + (x if jacobian else 0.0)
+
+    x = float(np.log(beta))
+    for _ in range(n_iter):
+        y = logf(x) + np.log(rng.random())
+        lo = x - width * rng.random()
+        hi = lo + width
+        while logf(lo) > y:
+            lo -= width
+        while logf(hi) > y:
+            hi += width
+        while True:
+            x1 = lo + (hi - lo) * rng.random()
+            if logf(x1) > y:
+                x = x1
+                break
+            if x1 < x:
+                lo = x1
+            else:
+                hi = x1
+    return float(np.exp(x))
 
 
 def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel,
-                n_proposals: int, n_launch: int = 3, *, scratch: SplitMergeScratch | None = None,
-                growth: float = 1.5, broken: int = 0) -> tuple[DirectAssignmentState, int, int]:
+                n_proposals: int, n_launch: int = 3, *, sequential: bool = False,
+                scratch: SplitMergeScratch | None = None, growth: float = 1.5,
+                broken: int = 0) -> tuple[DirectAssignmentState, int, int]:
     """``n_proposals`` Metropolis-Hastings split-merge moves on (z, tau) (Jain & Neal 2004); see
     :func:`harmonium._kernels.hdp.split_merge` for the target, the proposal and the acceptance ratio.
 
-    Each leaves p(z, tau | w, alpha, gamma) invariant (tests/statistical/test_hdp_exact.py). The
-    state is grown before a proposal when no column is free, which does not change the chain.
-    Returns (state, splits accepted, merges accepted). Corpora of fewer than 2 tokens are left unchanged.
+    ``sequential``: draw the launch state by sequential allocation (Dahl 2003, 2005) before the
+    ``n_launch`` restricted scans, rather than at random. Each move leaves p(z, tau | w, alpha, gamma)
+    invariant (tests/statistical/test_hdp_exact.py). The tokens are grouped by topic once here (O(N)),
+    so a proposal costs O(tokens of its topics). The state is grown before a proposal when no column is
+    free, which does not change the chain. Returns (state, splits accepted, merges accepted). Corpora of
+    fewer than 2 tokens are left unchanged.
     """
     if tokens.words.shape[0] < 2 or n_proposals <= 0:
         return state, 0, 0
     sc = SplitMergeScratch.for_tokens(tokens, model.n_words) if scratch is None else scratch
     K = state.n_topics
     n_split = n_merge = 0
+    kstart = np.empty(state.capacity + 2, np.int64)
+    khdp.build_topic_index(state.z, K, sc.order, kstart)
     for _ in range(n_proposals):
         if K + 1 > state.capacity:
             state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
+            kstart = np.concatenate([kstart[:K + 1], np.zeros(state.capacity + 1 - K, np.int64)])
         K, outcome = khdp.split_merge(rng, sc.doc_of, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-                                      state.tau, K, state.alpha, model.beta, state.gamma, int(n_launch), sc.S,
+                                      state.tau, K, state.alpha, _beta(state, model), state.gamma, int(n_launch), sc.S,
                                       sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist, sc.dmark, sc.wmark,
-                                      int(broken))
+                                      sc.order, kstart, bool(sequential), int(broken))
         n_split += outcome == 1
         n_merge += outcome == 2
     return state._replace(n_topics=int(K)), n_split, n_merge
@@ -233,7 +291,8 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
 def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_gamma: bool = False,
                  concentration_iter: int = 1, compute_log_joint: bool = True, growth: float = 1.5,
                  split_merge_proposals: int = 0, split_merge_launch: int = 3,
-                 sweep=None, tables=None):
+                 split_merge_sequential: bool = False, sample_beta: bool = False,
+                 beta_prior: tuple[float, float] = (1.0, 1.0), sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
     Parameters
@@ -251,6 +310,11 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
         After the sweep, this many split-merge proposals (:func:`split_merge`, exact
         Metropolis-Hastings moves on (z, tau)), each from a launch state improved by
         ``split_merge_launch`` restricted Gibbs scans. 0 proposals: the plain Gibbs sampler.
+    split_merge_sequential : bool
+        Draw each launch state by sequential allocation (Dahl 2003, 2005) rather than at random.
+    sample_beta, beta_prior : bool, (shape, rate)
+        Resample the topic-word prior beta | z, w (:func:`resample_beta`) each iteration, under a
+        Gamma(shape, rate) prior, starting from ``model.beta``; the value is kept in ``state.beta``.
     sweep, tables : callable, optional
         Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
         (same signatures); tests pass deliberately broken kernels here.
@@ -261,6 +325,7 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
     cache = {}
 
     def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
+        beta = _beta(state, model)
         key = id(tokens)
         if cache.get("key") != key:
             lengths = np.diff(tokens.doc_ptr).astype(np.float64)
@@ -288,12 +353,12 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
                 dtop = np.concatenate([dtop, np.zeros(cap1 - dtop.shape[0], dtype=np.int32)])
                 scratch = (np.zeros(cap1), np.zeros(cap1), np.zeros(cap1), dtop, np.zeros(cap1, dtype=np.uint8))
                 K, nc, nn, i = khdp.da_sparse_sweep(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk,
-                                                    state.n_wk, state.n_k, state.tau, K, state.alpha, model.beta,
+                                                    state.n_wk, state.n_k, state.tau, K, state.alpha, beta,
                                                     state.gamma, i, *lists, *scratch, carry_f, carry_i)
             else:
                 p = np.empty(state.capacity + 1)
                 K, nc, nn, i = sweep_fn(rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk,
-                                        state.n_k, state.tau, K, state.alpha, model.beta, state.gamma, p, i)
+                                        state.n_k, state.tau, K, state.alpha, beta, state.gamma, p, i)
             n_changed += nc
             n_new += nn
             if i >= N:
@@ -306,7 +371,8 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
             if cache.get("sm_key") != key:
                 cache.update(sm_key=key, sm=SplitMergeScratch.for_tokens(tokens, model.n_words))
             state, n_split, n_merge = split_merge(rng, state._replace(n_topics=K), tokens, model,
-                                                  split_merge_proposals, split_merge_launch, scratch=cache["sm"],
+                                                  split_merge_proposals, split_merge_launch,
+                                                  sequential=split_merge_sequential, scratch=cache["sm"],
                                                   growth=growth)
             K = state.n_topics
         m_k = np.zeros(max(K, 1), dtype=np.int64)
@@ -318,8 +384,11 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
             gamma = resample_gamma(rng, gamma, K, m_total, model.gamma_prior, concentration_iter)
         khdp.sample_tau(rng, m_k, K, gamma, state.tau)
         state = state._replace(n_topics=K, alpha=alpha, gamma=gamma)
+        if sample_beta:
+            beta = resample_beta(rng, beta, state.n_wk, state.n_k, K, beta_prior, concentration_iter)
+            state = state._replace(beta=beta)
         if compute_log_joint:
-            ll = float(khdp.word_log_likelihood(state.n_wk, state.n_k, K, model.beta))
+            ll = float(khdp.word_log_likelihood(state.n_wk, state.n_k, K, beta))
             lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, alpha, state.tau))
         else:
             ll = lj = float("nan")
@@ -333,7 +402,8 @@ def topic_word(state: DirectAssignmentState, model: HDPModel) -> np.ndarray:
     """E[phi | z, w] of the used topics: (K, V), phi_kw = (n_wk + beta) / (n_k + V beta)."""
     K = state.n_topics
     V = model.n_words
-    return ((state.n_wk[:, :K].T + model.beta) / (state.n_k[:K, None] + V * model.beta)).astype(np.float64)
+    beta = _beta(state, model)
+    return ((state.n_wk[:, :K].T + beta) / (state.n_k[:K, None] + V * beta)).astype(np.float64)
 
 
 def doc_topic(state: DirectAssignmentState) -> np.ndarray:
