@@ -132,20 +132,22 @@ class BaseEstimator:
             raise InvalidParameterError(f"{type(self).__name__}.fit(resume=True) needs checkpoint_path to be set.")
 
     def _recorder(self, trace_keys, *, resume: bool, callback, corpus=None, fingerprint: dict | None = None,
-                  n_iter: int | None = None) -> Recorder:
+                  n_iter: int | None = None, check=None, **settings) -> Recorder:
         """The :class:`~harmonium.inference.recorder.Recorder` of this fit, begun: fresh or resumed and checked.
 
         The data are ``corpus`` (fingerprinted by :meth:`Corpus.fingerprint`) or
-        ``fingerprint`` given. Sets ``seed_`` (and ``resumed_from_`` on resume).
+        ``fingerprint`` given. ``check(ckpt)`` replaces :meth:`_check_checkpoint`;
+        ``settings`` (``params``, ``checkpoint_every``, ...) replace the
+        estimator's own in the Recorder. Sets ``seed_`` (and ``resumed_from_`` on resume).
         """
         if fingerprint is None:
             fingerprint = corpus.fingerprint()
+        settings = {"params": self._json_params(), "checkpoint_path": self.checkpoint_path,
+                    "checkpoint_every": self.checkpoint_every, "evaluate_every": self.evaluate_every, **settings}
         rec = Recorder(type(self).__name__, self.n_iter if n_iter is None else n_iter, trace_keys,
-                       params=self._json_params(), fingerprint=fingerprint, data_key=self._checkpoint_data,
-                       checkpoint_path=self.checkpoint_path, checkpoint_every=self.checkpoint_every,
-                       evaluate_every=self.evaluate_every, callback=callback)
+                       fingerprint=fingerprint, data_key=self._checkpoint_data, callback=callback, **settings)
         rec.begin(self.random_state, resume=resume,
-                  check=lambda ckpt: self._check_checkpoint(ckpt, fingerprint, corpus))
+                  check=check or (lambda ckpt: self._check_checkpoint(ckpt, fingerprint, corpus)))
         self.seed_ = rec.seed
         return rec
 
