@@ -21,6 +21,7 @@ from the shards' column sums.
 
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -55,8 +56,17 @@ class _Shape:
         self.shape = (int(n_rows), int(n_cols))
 
 
-def _check(est, client, n_shards, features) -> int:
+def _check(est, client, n_shards, features, validation) -> int:
     name = type(est).__name__
+    others = {"n_gibbs": not isinstance(est.n_gibbs, numbers.Integral),
+              "validation": validation is not None or est._opt("validation_fraction") > 0,
+              "sparsity_target": est._opt("sparsity_target") is not None,
+              "fast_learning_rate": est._opt("fast_learning_rate") > 0}
+    bad = [k for k, v in others.items() if v]
+    if bad:
+        raise InvalidParameterError(f"{name}.fit(client=...) / n_shards: data-parallel CD does not support "
+                                    f"{', '.join(bad)} (a CD-k schedule, validation / early stopping, a "
+                                    "sparsity target); fit in one process for those.")
     wings = est._wing_units()
     if features is not None or len(wings) != 1:
         raise InvalidParameterError(
@@ -66,10 +76,10 @@ def _check(est, client, n_shards, features) -> int:
     return n_shards_of(client, n_shards, f"{name}.fit")
 
 
-def fit(est, X, client, *, n_shards=None, features=None, resume: bool = False, callback=None):
+def fit(est, X, client, *, n_shards=None, features=None, resume: bool = False, callback=None, validation=None):
     """Fit ``est`` by data-parallel CD on the cluster of ``client`` (``client=None``: the same local steps in
     this process); sets the usual fitted attributes and ``dask_stats_``."""
-    n_shards = _check(est, client, n_shards, features)
+    n_shards = _check(est, client, n_shards, features, validation)
     where = f"{type(est).__name__}.fit"
     with sharded_run(X, client, n_shards, lambda data: as_corpus(data, where)) as (run, path):
         _fit(est, run, path, resume, callback)
