@@ -63,6 +63,12 @@ class BaseEstimator:
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
 
+    def _store_params(self, arguments: dict) -> None:
+        """Store every constructor argument unchanged, as scikit-learn requires (no validation, no work in
+        ``__init__``): ``self._store_params(locals())``."""
+        for name in self._param_names():
+            setattr(self, name, arguments[name])
+
     def get_params(self, deep: bool = True) -> dict:
         """Hyperparameters as passed to the constructor."""
         return {name: getattr(self, name) for name in self._param_names()}

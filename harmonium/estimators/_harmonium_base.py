@@ -223,8 +223,8 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         return getattr(self, name, _TRAINING_DEFAULTS[name])
 
     def _set_common(self, loc: dict) -> None:
-        for name in self._param_names():
-            setattr(self, name, loc[name])
+        """:meth:`_store_params` (the name BayesianEFH's constructor calls)."""
+        self._store_params(loc)
 
     # -- data ----------------------------------------------------------------------------
     def _wing_units(self) -> list:

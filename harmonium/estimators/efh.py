@@ -18,6 +18,8 @@ harmonium's features) come from ``features=`` or the Corpus's ``features``.
 
 from __future__ import annotations
 
+import inspect
+
 from harmonium._validation import NONE, InstanceOf, Interval, Options
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import register
@@ -32,6 +34,43 @@ from harmonium.models.undirected.units import (
 )
 
 __all__ = ["EFH", "GBEFH", "DualWingHarmonium", "RatePoisson", "ReplicatedSoftmax"]
+
+
+#: The constructor parameters every named harmonium has after its own, in order, with their defaults (a
+#: variant changes some defaults): the one list of them.
+_SHARED_PARAMS = {
+    "learning": "pcd", "n_gibbs": 1, "mean_field": False, "batch_size": 100, "n_iter": 20, "learning_rate": 0.05,
+    "lr_schedule": "constant", "lr_decay": 0.95, "momentum": 0.0, "weight_decay": 0.0, "init_scale": 0.01,
+    "dtype": "float32", "n_ais_runs": 100, "n_temperatures": 14_500, "evaluate_every": 1,
+    "validation_fraction": 0.0, "validation_every": 1, "patience": None, "validation_ais": (5, 200),
+    "sparsity_target": None, "sparsity_cost": 0.0, "sparsity_decay": 0.9, "fast_learning_rate": 0.0,
+    "fast_decay": 0.95, "checkpoint_path": None, "checkpoint_every": 5, "random_state": None,
+}
+
+
+def _constructor(n_hidden: int, own: dict | None = None, **defaults):
+    """``__init__(self, n_hidden=n_hidden, *, **own, **shared)`` that stores its arguments unchanged.
+
+    ``own`` are the variant's parameters (before the shared ones), ``defaults`` replace shared
+    defaults. The signature is a real one (``inspect.signature``, ``get_params``, ``help``, Sphinx).
+    """
+    unknown = sorted(set(defaults) - set(_SHARED_PARAMS))
+    if unknown:
+        raise TypeError(f"_constructor: {unknown} are not shared harmonium parameters")
+    kind = inspect.Parameter.KEYWORD_ONLY
+    sig = inspect.Signature([
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("n_hidden", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=n_hidden),
+        *(inspect.Parameter(k, kind, default=v) for k, v in {**(own or {}), **_SHARED_PARAMS, **defaults}.items()),
+    ])
+
+    def __init__(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        self._store_params(bound.arguments)
+
+    __init__.__signature__ = sig
+    return __init__
 
 
 def _units_spec_constraint():
@@ -134,16 +173,7 @@ class EFH(_HarmoniumEstimator):
                               "wings": [NONE, InstanceOf((list, tuple), "a list of wings")],
                               "hidden": _units_spec_constraint(), "scale_hidden_bias": [Options((False, True))]}
 
-    def __init__(self, n_hidden: int = 50, *, wings=None, hidden="bernoulli", scale_hidden_bias: bool = False,
-                 learning: str = "pcd", n_gibbs: int = 1, mean_field: bool = False, batch_size: int = 100,
-                 n_iter: int = 20, learning_rate: float = 0.05, lr_schedule: str = "constant", lr_decay: float = 0.95,
-                 momentum: float = 0.0, weight_decay: float = 0.0, init_scale: float = 0.01, dtype: str = "float32",
-                 n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
-                 validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
-                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
-                 checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
-        self._set_common(locals())
+    __init__ = _constructor(50, {"wings": None, "hidden": "bernoulli", "scale_hidden_bias": False})
 
     def _architecture(self):
         wings = self.wings if self.wings is not None else [("words", "bernoulli")]
@@ -172,16 +202,7 @@ class GBEFH(_HarmoniumEstimator):
     _parameter_constraints = {**_COMMON_CONSTRAINTS, **_TRAINING_CONSTRAINTS,
                               "fit_hidden_bias": [Options((False, True))]}
 
-    def __init__(self, n_hidden: int = 50, *, fit_hidden_bias: bool = False, learning: str = "pcd", n_gibbs: int = 1,
-                 mean_field: bool = False, batch_size: int = 100, n_iter: int = 20, learning_rate: float = 0.01,
-                 lr_schedule: str = "constant", lr_decay: float = 0.95, momentum: float = 0.0,
-                 weight_decay: float = 0.0, init_scale: float = 0.01, dtype: str = "float32", n_ais_runs: int = 100,
-                 n_temperatures: int = 14_500, evaluate_every: int = 1,
-                 validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
-                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
-                 checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
-        self._set_common(locals())
+    __init__ = _constructor(50, {"fit_hidden_bias": False}, learning_rate=0.01)
 
     def _architecture(self):
         fixed = set() if self.fit_hidden_bias else {"h:bias"}
@@ -206,16 +227,8 @@ class DualWingHarmonium(_HarmoniumEstimator):
                               "word_units": _units_spec_constraint(),
                               "standardize_features": [Options((False, True))]}
 
-    def __init__(self, n_hidden: int = 20, *, word_units="bernoulli", standardize_features: bool = True,
-                 learning: str = "pcd", n_gibbs: int = 1, mean_field: bool = False, batch_size: int = 100,
-                 n_iter: int = 20, learning_rate: float = 0.005, lr_schedule: str = "constant", lr_decay: float = 0.95,
-                 momentum: float = 0.0, weight_decay: float = 0.001, init_scale: float = 0.01, dtype: str = "float32",
-                 n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
-                 validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
-                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
-                 checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
-        self._set_common(locals())
+    __init__ = _constructor(20, {"word_units": "bernoulli", "standardize_features": True}, learning_rate=0.005,
+                            weight_decay=0.001)
 
     def _architecture(self):
         words = units_from_spec(self.word_units, type(self).__name__)
@@ -243,15 +256,7 @@ class ReplicatedSoftmax(_HarmoniumEstimator):
     per document length by AIS, the number every estimator's ``perplexity`` reports.
     """
 
-    def __init__(self, n_hidden: int = 50, *, learning: str = "cd", n_gibbs: int = 1, mean_field: bool = False,
-                 batch_size: int = 100, n_iter: int = 20, learning_rate: float = 0.003, lr_schedule: str = "constant",
-                 lr_decay: float = 0.95, momentum: float = 0.9, weight_decay: float = 0.001, init_scale: float = 0.01,
-                 dtype: str = "float32", n_ais_runs: int = 100, n_temperatures: int = 14_500, evaluate_every: int = 1,
-                 validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
-                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
-                 checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
-        self._set_common(locals())
+    __init__ = _constructor(50, learning="cd", learning_rate=0.003, momentum=0.9, weight_decay=0.001)
 
     def _architecture(self):
         return [("words", ReplicatedSoftmaxUnits())], BernoulliUnits(), True, set()
@@ -271,16 +276,8 @@ class RatePoisson(_HarmoniumEstimator):
     _parameter_constraints = {**_COMMON_CONSTRAINTS, **_TRAINING_CONSTRAINTS,
                               "hidden_trials": [Interval("int", 1, None)]}
 
-    def __init__(self, n_hidden: int = 50, *, hidden_trials: int = 1, learning: str = "cd", n_gibbs: int = 1,
-                 mean_field: bool = False, batch_size: int = 100, n_iter: int = 20, learning_rate: float = 0.001,
-                 lr_schedule: str = "constant", lr_decay: float = 0.95, momentum: float = 0.9,
-                 weight_decay: float = 0.001, init_scale: float = 0.01, dtype: str = "float32", n_ais_runs: int = 100,
-                 n_temperatures: int = 14_500, evaluate_every: int = 1,
-                 validation_fraction: float = 0.0, validation_every: int = 1, patience=None,
-                 validation_ais=(5, 200), sparsity_target=None, sparsity_cost: float = 0.0,
-                 sparsity_decay: float = 0.9, fast_learning_rate: float = 0.0, fast_decay: float = 0.95,
-                 checkpoint_path=None, checkpoint_every: int = 5, random_state=None):
-        self._set_common(locals())
+    __init__ = _constructor(50, {"hidden_trials": 1}, learning="cd", learning_rate=0.001, momentum=0.9,
+                            weight_decay=0.001)
 
     def _architecture(self):
         from harmonium.models.undirected.units import BinomialUnits

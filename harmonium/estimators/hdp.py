@@ -189,22 +189,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         checkpoint_every: int = 50,
         random_state=None,
     ):
-        self.initial_topics = initial_topics
-        self.doc_concentration = doc_concentration
-        self.corpus_concentration = corpus_concentration
-        self.topic_word_prior = topic_word_prior
-        self.sampler = sampler
-        self.sample_concentrations = sample_concentrations
-        self.split_merge = split_merge
-        self.split_merge_launch = split_merge_launch
-        self.doc_concentration_prior = doc_concentration_prior
-        self.corpus_concentration_prior = corpus_concentration_prior
-        self.n_iter = n_iter
-        self.evaluate_every = evaluate_every
-        self.n_transform_iter = n_transform_iter
-        self.checkpoint_path = checkpoint_path
-        self.checkpoint_every = checkpoint_every
-        self.random_state = random_state
+        self._store_params(locals())
 
     # -- fitting ---------------------------------------------------------------------
     def _check_pairs(self) -> None:

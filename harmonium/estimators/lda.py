@@ -251,31 +251,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         checkpoint_every: int = 50,
         random_state=None,
     ):
-        self.n_topics = n_topics
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.inference = inference
-        self.sampler = sampler
-        self.n_iter = n_iter
-        self.burn_in = burn_in
-        self.thin = thin
-        self.optimize_interval = optimize_interval
-        self.optimize_burn_in = optimize_burn_in
-        self.n_jobs = n_jobs
-        self.n_transform_iter = n_transform_iter
-        self.evaluate_every = evaluate_every
-        self.learning_decay = learning_decay
-        self.learning_offset = learning_offset
-        self.batch_size = batch_size
-        self.total_docs = total_docs
-        self.max_doc_iter = max_doc_iter
-        self.doc_tol = doc_tol
-        self.tol = tol
-        self.seed_words = seed_words
-        self.seed_weight = seed_weight
-        self.checkpoint_path = checkpoint_path
-        self.checkpoint_every = checkpoint_every
-        self.random_state = random_state
+        self._store_params(locals())
 
     # -- doc_topic_, made on first access after a Gibbs fit ----------------------------
     @property
