@@ -218,6 +218,17 @@ class _HarmoniumEstimator(WholeDocumentPerplexity, BaseEstimator):
         """([(name, Units)] per wing, hidden Units, scale_hidden_bias, fixed parameter names)."""
         raise NotImplementedError
 
+    def _wing_specs(self) -> list:
+        """[(name, Units)] of the ``wings`` parameter (default: one binary word wing), each pair checked."""
+        where = type(self).__name__
+        out = []
+        for i, w in enumerate(self.wings if self.wings is not None else [("words", "bernoulli")]):
+            if not isinstance(w, (tuple, list)) or len(w) != 2:
+                raise InvalidParameterError(f"The 'wings' parameter of {where} must be a list of (name, unit type) "
+                                            f"pairs. Got {w!r} at position {i}.")
+            out.append((str(w[0]), units_from_spec(w[1], where)))
+        return out
+
     def _opt(self, name: str):
         """A training option of issue 17, or its default where the constructor has none (BayesianEFH)."""
         return getattr(self, name, _TRAINING_DEFAULTS[name])

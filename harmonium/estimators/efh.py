@@ -1,19 +1,9 @@
 """Harmonium estimators: ``EFH``, ``GBEFH``, ``DualWingHarmonium``, ``ReplicatedSoftmax``, ``RatePoisson``.
 
 Each is a constructor (its hyperparameters and defaults) and an architecture (its wings and hidden
-units) on the shared shell :class:`~harmonium.estimators._harmonium_base._HarmoniumEstimator` (data,
-CD / PCD fitting, likelihoods, files).
-
-Models: :mod:`harmonium.models.undirected.efh` and :mod:`harmonium.models.undirected.variants`.
-Learning: contrastive divergence / persistent CD, ``harmonium.inference.learning.cd``.
-Likelihoods: partition functions by annealed importance sampling,
-:mod:`harmonium.evaluation.partition`; ``log_likelihood_documents`` is the hook through which
-:func:`harmonium.evaluation.log_likelihood` and :func:`harmonium.evaluation.perplexity` score
-harmoniums on the same split as LDA.
-
-Data: the first ("words") wing comes from a Corpus, a sparse matrix or a dense array of counts;
-binary (Bernoulli) word wings use occurrence (count > 0). Further wings (the dual-wing
-harmonium's features) come from ``features=`` or the Corpus's ``features``.
+units: :mod:`harmonium.models.undirected.efh`, :mod:`harmonium.models.undirected.variants`) on the
+shared shell :class:`~harmonium.estimators._harmonium_base._HarmoniumEstimator`, which turns data into
+wings, learns by CD / PCD and scores by AIS (see that module).
 """
 
 from __future__ import annotations
@@ -155,9 +145,9 @@ class EFH(_HarmoniumEstimator):
         scikit-learn's names for W^T, theta and lambda of the first wing.
     base_rates_ : list of ndarray
         Per-wing data means (the AIS base-rate model).
-    vocabulary_, n_iter_, seed_, trace_
-    resumed_from_ : int or None
-        The iteration of the checkpoint ``fit(resume=True)`` resumed from; None for a fresh run.
+    vocabulary_, n_iter_, seed_, trace_, resumed_from_
+        The training vocabulary, the epochs run, the seed, the monitoring trace, and the epoch of the
+        checkpoint ``fit(resume=True)`` resumed from (None for a fresh run).
 
     Examples
     --------
@@ -176,14 +166,8 @@ class EFH(_HarmoniumEstimator):
     __init__ = _constructor(50, {"wings": None, "hidden": "bernoulli", "scale_hidden_bias": False})
 
     def _architecture(self):
-        wings = self.wings if self.wings is not None else [("words", "bernoulli")]
         where = type(self).__name__
-        out = []
-        for i, w in enumerate(wings):
-            if not isinstance(w, (tuple, list)) or len(w) != 2:
-                raise InvalidParameterError(f"The 'wings' parameter of {where} must be a list of (name, unit type) "
-                                            f"pairs. Got {w!r} at position {i}.")
-            out.append((str(w[0]), units_from_spec(w[1], where)))
+        out = self._wing_specs()
         for _, u in out[1:]:
             if u.needs_lengths:
                 raise InvalidParameterError(f"{where}: only the first wing may be replicated softmax / rate Poisson.")
