@@ -24,6 +24,7 @@ from harmonium.errors import CorpusError, InvalidParameterError, ModelFileError
 from harmonium.estimators.registry import LAZY_ESTIMATORS
 from harmonium.inference.recorder import Recorder
 from harmonium.io import check_writable, read_model_file, write_model_file
+from harmonium.parallel.seeds import check_random_state
 
 logger = logging.getLogger("harmonium")
 
@@ -39,6 +40,17 @@ FIT_LOOP_CONSTRAINTS = {
     "random_state": [RANDOM_STATE],
 }
 """The constraints of the parameters every checkpointed fit shares (spread into ``_parameter_constraints``)."""
+
+POSITIVE = Interval("real", 0, None, "neither")
+#: The parameters the topic models (LDA, HDP) share, with the same meaning: the topic-word prior, the fit's
+#: iterations and monitoring, the iterations of ``transform``, and the checkpointed fit's own.
+TOPIC_MODEL_CONSTRAINTS = {
+    "topic_word_prior": [POSITIVE],
+    "n_iter": [Interval("int", 1, None)],
+    "evaluate_every": [Interval("int", 1, None)],
+    "n_transform_iter": [Interval("int", 1, None)],
+    **FIT_LOOP_CONSTRAINTS,
+}
 
 
 def _plain(value):
@@ -62,6 +74,12 @@ class BaseEstimator:
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind != p.VAR_KEYWORD]
+
+    def _store_params(self, arguments: dict) -> None:
+        """Store every constructor argument unchanged, as scikit-learn requires (no validation, no work in
+        ``__init__``): ``self._store_params(locals())``."""
+        for name in self._param_names():
+            setattr(self, name, arguments[name])
 
     def get_params(self, deep: bool = True) -> dict:
         """Hyperparameters as passed to the constructor."""
@@ -114,6 +132,32 @@ class BaseEstimator:
                     transformer_tags=TransformerTags() if hasattr(type(self), "transform") else None,
                     input_tags=InputTags(sparse=True, positive_only=True, categorical=True))
 
+    def _check_training_corpus(self, corpus) -> None:
+        """Refuse a training corpus with no documents, no tokens or an empty document (topic models' ``fit``)."""
+        where = f"{type(self).__name__}.fit"
+        if corpus.n_docs == 0:
+            raise CorpusError(f"{where} got an empty corpus (0 documents).")
+        if corpus.n_tokens == 0:
+            raise CorpusError(f"{where} got a corpus of {corpus.n_docs} documents with no tokens at all.")
+        empty = corpus.empty_documents()
+        if empty.size:
+            raise CorpusError(
+                f"document {int(empty[0])} is empty ({empty.size} empty documents in all) ({where}); "
+                "drop them with corpus.drop_empty() or Tokenizer(min_doc_length=1)."
+            )
+
+    def _transform_settings(self, n_iter, random_state) -> tuple[int, np.random.Generator]:
+        """``transform``'s sweeps (``n_transform_iter`` unless given, checked) and Generator (from
+        ``random_state``, or the fit's seed, or 0)."""
+        where = f"{type(self).__name__}.transform"
+        n_iter = self.n_transform_iter if n_iter is None else n_iter
+        if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
+            raise InvalidParameterError(f"The 'n_iter' parameter of {where} must be an int >= 1. Got {n_iter!r}.")
+        if random_state is None:
+            random_state = self.seed_ if self.seed_ is not None else 0
+        rng, _ = check_random_state(random_state, where)
+        return int(n_iter), rng
+
     def _validate_params(self) -> None:
         validate_params(type(self).__name__, self.get_params(), self._parameter_constraints)
 
@@ -132,20 +176,22 @@ class BaseEstimator:
             raise InvalidParameterError(f"{type(self).__name__}.fit(resume=True) needs checkpoint_path to be set.")
 
     def _recorder(self, trace_keys, *, resume: bool, callback, corpus=None, fingerprint: dict | None = None,
-                  n_iter: int | None = None) -> Recorder:
+                  n_iter: int | None = None, check=None, **settings) -> Recorder:
         """The :class:`~harmonium.inference.recorder.Recorder` of this fit, begun: fresh or resumed and checked.
 
         The data are ``corpus`` (fingerprinted by :meth:`Corpus.fingerprint`) or
-        ``fingerprint`` given. Sets ``seed_`` (and ``resumed_from_`` on resume).
+        ``fingerprint`` given. ``check(ckpt)`` replaces :meth:`_check_checkpoint`;
+        ``settings`` (``params``, ``checkpoint_every``, ...) replace the
+        estimator's own in the Recorder. Sets ``seed_`` (and ``resumed_from_`` on resume).
         """
         if fingerprint is None:
             fingerprint = corpus.fingerprint()
+        settings = {"params": self._json_params(), "checkpoint_path": self.checkpoint_path,
+                    "checkpoint_every": self.checkpoint_every, "evaluate_every": self.evaluate_every, **settings}
         rec = Recorder(type(self).__name__, self.n_iter if n_iter is None else n_iter, trace_keys,
-                       params=self._json_params(), fingerprint=fingerprint, data_key=self._checkpoint_data,
-                       checkpoint_path=self.checkpoint_path, checkpoint_every=self.checkpoint_every,
-                       evaluate_every=self.evaluate_every, callback=callback)
+                       fingerprint=fingerprint, data_key=self._checkpoint_data, callback=callback, **settings)
         rec.begin(self.random_state, resume=resume,
-                  check=lambda ckpt: self._check_checkpoint(ckpt, fingerprint, corpus))
+                  check=check or (lambda ckpt: self._check_checkpoint(ckpt, fingerprint, corpus)))
         self.seed_ = rec.seed
         return rec
 

@@ -61,11 +61,9 @@ class BayesianEFH(_HarmoniumEstimator):
 
     Parameters
     ----------
-    n_hidden : int, default 10
-        J, the number of hidden units (topics).
-    wings : list of (name, unit type), optional
-        Default ``[("words", "bernoulli")]`` (Bayesian GB-EFH); add ``("features", "gaussian")`` for
-        the Bayesian dual-wing harmonium.
+    n_hidden, wings : int, list of (name, unit type); default 10, ``[("words", "bernoulli")]``
+        J hidden units (topics) and the visible wings, as :class:`~harmonium.estimators.efh.EFH`; the
+        default is the Bayesian GB-EFH; with ``("features", "gaussian")`` added, the Bayesian dual-wing harmonium.
     hidden : unit type, default "gaussian"
         Unit-variance Gaussian topics with lambda = 0 fixed (seed 000 §2).
     prior_mean, prior_scale : float or list (one per wing of floats or per-unit lists), default 0.0, 0.1

@@ -152,14 +152,7 @@ class HCRF(BaseEstimator):
         n_jobs: int = 1,
         random_state=None,
     ):
-        self.n_hidden_states = n_hidden_states
-        self.l2 = l2
-        self.transitions = transitions
-        self.max_iter = max_iter
-        self.tol = tol
-        self.init_scale = init_scale
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        self._store_params(locals())
 
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, X, y, parents=None):

@@ -22,16 +22,14 @@ import numpy as np
 
 from harmonium._validation import InstanceOf, Interval, Options
 from harmonium.corpus.corpus import Corpus
-from harmonium.errors import CorpusError, InvalidParameterError
-from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
+from harmonium.errors import InvalidParameterError
+from harmonium.estimators._base import POSITIVE, TOPIC_MODEL_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
 from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 from harmonium.models.directed.hdp import HDPModel
-from harmonium.parallel.seeds import check_random_state
 
-_POSITIVE = Interval("real", 0, None, "neither")
 _BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2}
 _PAIR = InstanceOf((tuple, list), "a (shape, rate) pair of positive floats")
 
@@ -154,19 +152,15 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
 
     _parameter_constraints = {
         "initial_topics": [Interval("int", 1, None)],
-        "doc_concentration": [_POSITIVE],
-        "corpus_concentration": [_POSITIVE],
-        "topic_word_prior": [_POSITIVE],
+        "doc_concentration": [POSITIVE],
+        "corpus_concentration": [POSITIVE],
         "sampler": [Options(("sparse", "plain"))],
         "sample_concentrations": [InstanceOf(bool, "a bool")],
         "split_merge": [Interval("int", 0, None)],
         "split_merge_launch": [Interval("int", 0, None)],
         "doc_concentration_prior": [_PAIR],
         "corpus_concentration_prior": [_PAIR],
-        "n_iter": [Interval("int", 1, None)],
-        "evaluate_every": [Interval("int", 1, None)],
-        "n_transform_iter": [Interval("int", 1, None)],
-        **FIT_LOOP_CONSTRAINTS,
+        **TOPIC_MODEL_CONSTRAINTS,
     }
 
     def __init__(
@@ -189,22 +183,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         checkpoint_every: int = 50,
         random_state=None,
     ):
-        self.initial_topics = initial_topics
-        self.doc_concentration = doc_concentration
-        self.corpus_concentration = corpus_concentration
-        self.topic_word_prior = topic_word_prior
-        self.sampler = sampler
-        self.sample_concentrations = sample_concentrations
-        self.split_merge = split_merge
-        self.split_merge_launch = split_merge_launch
-        self.doc_concentration_prior = doc_concentration_prior
-        self.corpus_concentration_prior = corpus_concentration_prior
-        self.n_iter = n_iter
-        self.evaluate_every = evaluate_every
-        self.n_transform_iter = n_transform_iter
-        self.checkpoint_path = checkpoint_path
-        self.checkpoint_every = checkpoint_every
-        self.random_state = random_state
+        self._store_params(locals())
 
     # -- fitting ---------------------------------------------------------------------
     def _check_pairs(self) -> None:
@@ -217,18 +196,6 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
                     f"The {name!r} parameter of HDP must be a (shape, rate) pair of positive floats "
                     f"(a Gamma hyperprior). Got {v!r}."
                 )
-
-    def _check_training_corpus(self, corpus: Corpus) -> None:
-        if corpus.n_docs == 0:
-            raise CorpusError("HDP.fit got an empty corpus (0 documents).")
-        if corpus.n_tokens == 0:
-            raise CorpusError(f"HDP.fit got a corpus of {corpus.n_docs} documents with no tokens at all.")
-        empty = corpus.empty_documents()
-        if empty.size:
-            raise CorpusError(
-                f"document {int(empty[0])} is empty ({empty.size} empty documents in all) (HDP.fit); "
-                "drop them with corpus.drop_empty() or Tokenizer(min_doc_length=1)."
-            )
 
     def _model(self, n_words: int) -> HDPModel:
         return HDPModel(float(self.topic_word_prior), int(n_words),
@@ -311,14 +278,9 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         return phi, alpha
 
     def _infer(self, corpus: Corpus, n_iter, random_state) -> np.ndarray:
-        n_iter = self.n_transform_iter if n_iter is None else n_iter
-        if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
-            raise InvalidParameterError(f"The 'n_iter' parameter of HDP.transform must be an int >= 1. Got {n_iter!r}.")
-        if random_state is None:
-            random_state = self.seed_ if self.seed_ is not None else 0
-        rng, _ = check_random_state(random_state, "HDP.transform")
+        n_iter, rng = self._transform_settings(n_iter, random_state)
         phi, alpha = self.predictive_topics()
-        return infer_fixed_topics(rng, corpus.tokens(), np.ascontiguousarray(phi.T), alpha, int(n_iter))
+        return infer_fixed_topics(rng, corpus.tokens(), np.ascontiguousarray(phi.T), alpha, n_iter)
 
     def transform(self, X, *, n_iter: int | None = None, random_state=None) -> np.ndarray:
         """Topic proportions (D, K) of new documents over the used topics, topics held fixed.

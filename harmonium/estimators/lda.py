@@ -27,9 +27,8 @@ from harmonium._validation import NONE, InstanceOf, Interval, LazyOptions, Optio
 from harmonium.corpus.corpus import Corpus
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators import _lda_vi
-from harmonium.estimators._base import FIT_LOOP_CONSTRAINTS, BaseEstimator, as_corpus, register
+from harmonium.estimators._base import POSITIVE, TOPIC_MODEL_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
-from harmonium.parallel.seeds import check_random_state
 
 if TYPE_CHECKING:
     from harmonium.evaluation.completion import CompletionResult
@@ -50,7 +49,6 @@ make_seed_prior = lazy("harmonium.models.directed.lda", "make_seed_prior")
 optimize_alpha = lazy("harmonium.models.directed.lda_hyper", "optimize_alpha")
 optimize_beta = lazy("harmonium.models.directed.lda_hyper", "optimize_beta")
 
-_POSITIVE = Interval("real", 0, None, "neither")
 _GIBBS_TRACE_KEYS = ("iteration", "log_joint", "log_likelihood_per_token", "n_changed", "seconds", "alpha_sum", "beta")
 
 
@@ -198,18 +196,14 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
 
     _parameter_constraints = {
         "n_topics": [Interval("int", 1, None)],
-        "doc_topic_prior": [_POSITIVE],
-        "topic_word_prior": [_POSITIVE],
+        "doc_topic_prior": [POSITIVE],
         "inference": [Options(("collapsed_gibbs", "parallel_gibbs", "naive_gibbs", *_lda_vi.VI_INFERENCE))],
         "sampler": [LazyOptions(lambda: cgs.SAMPLERS)],
-        "n_iter": [Interval("int", 1, None)],
         "burn_in": [NONE, Interval("int", 0, None)],
         "thin": [Interval("int", 1, None)],
         "optimize_interval": [Interval("int", 0, None)],
         "optimize_burn_in": [Interval("int", 0, None)],
         "n_jobs": [Interval("int", 1, None)],
-        "n_transform_iter": [Interval("int", 1, None)],
-        "evaluate_every": [Interval("int", 1, None)],
         "learning_decay": [Interval("real", 0.5, 1.0, "right")],
         "learning_offset": [Interval("real", 0, None, "left")],
         "batch_size": [Interval("int", 1, None)],
@@ -219,7 +213,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         "tol": [Interval("real", 0, None, "left")],
         "seed_words": [NONE, InstanceOf((dict, list, tuple), "a dict {topic: [word, ...]} or a list of word lists")],
         "seed_weight": [Interval("int", 1, None)],
-        **FIT_LOOP_CONSTRAINTS,
+        **TOPIC_MODEL_CONSTRAINTS,
     }
 
     def __init__(
@@ -251,31 +245,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         checkpoint_every: int = 50,
         random_state=None,
     ):
-        self.n_topics = n_topics
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.inference = inference
-        self.sampler = sampler
-        self.n_iter = n_iter
-        self.burn_in = burn_in
-        self.thin = thin
-        self.optimize_interval = optimize_interval
-        self.optimize_burn_in = optimize_burn_in
-        self.n_jobs = n_jobs
-        self.n_transform_iter = n_transform_iter
-        self.evaluate_every = evaluate_every
-        self.learning_decay = learning_decay
-        self.learning_offset = learning_offset
-        self.batch_size = batch_size
-        self.total_docs = total_docs
-        self.max_doc_iter = max_doc_iter
-        self.doc_tol = doc_tol
-        self.tol = tol
-        self.seed_words = seed_words
-        self.seed_weight = seed_weight
-        self.checkpoint_path = checkpoint_path
-        self.checkpoint_every = checkpoint_every
-        self.random_state = random_state
+        self._store_params(locals())
 
     # -- doc_topic_, made on first access after a Gibbs fit ----------------------------
     @property
@@ -295,18 +265,6 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         self.__dict__["_doc_topic"] = value
 
     # -- fitting ---------------------------------------------------------------------
-    def _check_training_corpus(self, corpus: Corpus) -> None:
-        if corpus.n_docs == 0:
-            raise CorpusError("LDA.fit got an empty corpus (0 documents).")
-        if corpus.n_tokens == 0:
-            raise CorpusError(f"LDA.fit got a corpus of {corpus.n_docs} documents with no tokens at all.")
-        empty = corpus.empty_documents()
-        if empty.size:
-            raise CorpusError(
-                f"document {int(empty[0])} is empty ({empty.size} empty documents in all) (LDA.fit); "
-                "drop them with corpus.drop_empty() or Tokenizer(min_doc_length=1)."
-            )
-
     def fit(self, X, y=None, *, resume: bool = False, callback=None, client=None, n_shards=None,
             sync_every: int = 1):
         """Fit the model to a corpus by ``n_iter`` Gibbs sweeps.
@@ -495,14 +453,9 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         corpus = as_corpus(X, "LDA.transform", self.vocabulary_)
         if getattr(self, "topic_word_posterior_", None) is not None:
             return _lda_vi.transform(self, corpus)
-        n_iter = self.n_transform_iter if n_iter is None else n_iter
-        if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
-            raise InvalidParameterError(f"The 'n_iter' parameter of LDA.transform must be an int >= 1. Got {n_iter!r}.")
-        if random_state is None:
-            random_state = self.seed_ if self.seed_ is not None else 0
-        rng, _ = check_random_state(random_state, "LDA.transform")
+        n_iter, rng = self._transform_settings(n_iter, random_state)
         phi_wk = np.ascontiguousarray(self.topic_word_.T)
-        return infer_fixed_topics(rng, corpus.tokens(), phi_wk, self.alpha_, int(n_iter), n_threads=self.n_jobs)
+        return infer_fixed_topics(rng, corpus.tokens(), phi_wk, self.alpha_, n_iter, n_threads=self.n_jobs)
 
     def top_words(self, n: int = 10) -> list[list[tuple[str, float]]]:
         """The ``n`` most probable words of each topic, as (term, phi_kw) pairs."""

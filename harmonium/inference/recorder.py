@@ -21,6 +21,15 @@ Generator, trace and iteration after the estimator's ``check`` has accepted
 it. The estimator then rebuilds its state from :attr:`Recorder.checkpoint` and
 the run continues where it stopped, bit for bit (see
 :mod:`harmonium.io.checkpoint` for the three conditions that makes exact).
+
+Distributed fits (:mod:`harmonium.parallel.dask_shards`) use the same
+recorder with three more hooks of :meth:`Recorder.drive`: ``checkpoint``
+writes a checkpoint whose state is partly held by workers (the shards write
+their files, then :meth:`Recorder.save` commits, then older shard files go),
+``evaluate_due`` replaces the ``evaluate_every`` schedule (a step of several
+iterations), and ``recover`` rebuilds the shards after a lost worker: the
+recorder then reloads its last checkpoint (:meth:`Recorder.adopt`) and the
+run goes on from there, as a resumed run would.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import numpy as np
 
 from harmonium.inference.run import run
 from harmonium.io import load_checkpoint, save_checkpoint
+from harmonium.parallel.dask_shards import WorkerLost
 from harmonium.parallel.seeds import check_random_state
 
 __all__ = ["Recorder"]
@@ -76,6 +86,8 @@ class Recorder:
     checkpoint : harmonium.io.Checkpoint or None
         The checkpoint resumed from.
     trace : dict of lists
+    recoveries : int
+        Lost workers recovered from (``recover`` of :meth:`drive`).
     """
 
     def __init__(self, cls: str, n_iter: int, trace_keys: Iterable[str], *, params: dict,
@@ -95,6 +107,7 @@ class Recorder:
         self.seed = None
         self.start = 0
         self.checkpoint = None
+        self.recoveries = 0
         self._t0 = time.perf_counter()
         self._hooks: dict = {}
 
@@ -112,15 +125,20 @@ class Recorder:
             if check is not None:
                 check(ckpt)
         if ckpt is not None:
-            self.rng, self.seed = ckpt.rng, ckpt.extra.get("seed")
-            self.start = int(ckpt.iteration)
-            self.trace = {k: list(v) for k, v in ckpt.trace.items()}
+            self.adopt(ckpt)
         else:
             self.rng, self.seed = check_random_state(random_state, self.cls)
+            self.checkpoint = None
+        return ckpt
+
+    def adopt(self, ckpt) -> None:
+        """Continue from ``ckpt``: its Generator, seed, iteration and trace (the clock goes on from its time)."""
+        self.rng, self.seed = ckpt.rng, ckpt.extra.get("seed")
+        self.start = int(ckpt.iteration)
+        self.trace = {k: list(v) for k, v in ckpt.trace.items()}
         self.checkpoint = ckpt
         seconds = self.trace.get("seconds")
         self._t0 = time.perf_counter() - (seconds[-1] if seconds else 0.0)
-        return ckpt
 
     def seconds(self) -> float:
         """Seconds of fitting so far (a resumed run counts those before its checkpoint)."""
@@ -129,17 +147,45 @@ class Recorder:
     # -- the loop ----------------------------------------------------------------------------
     def drive(self, kernel: Callable, state: Any, data: Any, model: Any, *, evaluate: Callable,
               snapshot: Callable | None = None, step: Callable | None = None, converged: Callable | None = None,
-              n_iter: int | None = None):
+              n_iter: int | None = None, checkpoint: Callable | None = None, evaluate_due: Callable | None = None,
+              recover: Callable | None = None, max_recoveries: int = 3):
         """Run ``kernel`` with :func:`run` from :attr:`start` to ``n_iter``, this recorder as the callback.
 
-        ``evaluate(it, state, info) -> dict`` gives a trace row; ``snapshot(state) -> (arrays, extra)``
-        what a checkpoint stores beyond the fingerprint and seed (needed when ``checkpoint_path`` is
-        set); ``step(it, state, info)`` runs first after every iteration; ``converged(trace) -> bool``
-        stops the run after a trace row. Returns ``(state, last_iteration)``.
+        ``evaluate(it, state, info) -> dict`` gives a trace row (None: no row this time); ``snapshot(state) ->
+        (arrays, extra)`` what a checkpoint stores beyond the fingerprint and seed (needed when
+        ``checkpoint_path`` is set); ``step(it, state, info)`` runs first after every iteration;
+        ``converged(trace) -> bool`` stops the run after a trace row. Returns ``(state, last_iteration)``.
+
+        For state held by workers: ``checkpoint(it, state)`` writes a checkpoint in place of ``snapshot``
+        (calling :meth:`save` itself); ``evaluate_due(it) -> bool`` says when a trace row is due in place of
+        ``evaluate_every``; ``recover(checkpoint) -> state``, after a
+        :class:`~harmonium.parallel.dask_shards.WorkerLost`, rebuilds the state from the last checkpoint (which
+        this recorder then adopts, :meth:`adopt`) and the run goes on, at most ``max_recoveries`` times;
+        without a checkpoint the error is raised.
         """
-        self._hooks = {"evaluate": evaluate, "snapshot": snapshot, "step": step, "converged": converged}
-        return run(self.rng, kernel, state, data, model, self.n_iter if n_iter is None else n_iter,
-                   start=self.start, callback=self)
+        self._hooks = {"evaluate": evaluate, "snapshot": snapshot, "step": step, "converged": converged,
+                       "checkpoint": checkpoint, "evaluate_due": evaluate_due}
+        n_iter = self.n_iter if n_iter is None else n_iter
+        while True:
+            try:
+                return run(self.rng, kernel, state, data, model, n_iter, start=self.start, callback=self)
+            except WorkerLost as lost:
+                self.recoveries += 1
+                if recover is None:
+                    raise
+                if (self.checkpoint_path is None or not os.path.exists(self.checkpoint_path)
+                        or self.recoveries > max_recoveries):
+                    raise WorkerLost(f"{lost}; a worker was lost and there is no checkpoint to resume from (set "
+                                     f"checkpoint_path) or the {max_recoveries} retries are spent") from lost
+                ckpt = load_checkpoint(self.checkpoint_path, expected_class=self.cls)
+                state = recover(ckpt)
+                self.adopt(ckpt)
+
+    def _evaluate_due(self, it: int) -> bool:
+        due = self._hooks.get("evaluate_due")
+        if due is not None:
+            return bool(due(it))
+        return bool(self.evaluate_every) and it % self.evaluate_every == 0
 
     def __call__(self, it: int, state, info) -> bool:
         hooks = self._hooks
@@ -147,13 +193,18 @@ class Recorder:
             hooks["step"](it, state, info)
         stop = bool(self.callback(it, self.n_iter, info)) if self.callback is not None else False
         last = stop or it == self.n_iter
-        if (self.evaluate_every and it % self.evaluate_every == 0) or last:
-            self.record(hooks["evaluate"](it, state, info))
-            if hooks.get("converged") is not None and hooks["converged"](self.trace):
-                stop = last = True
+        if self._evaluate_due(it) or last:
+            row = hooks["evaluate"](it, state, info)
+            if row is not None:
+                self.record(row)
+                if hooks.get("converged") is not None and hooks["converged"](self.trace):
+                    stop = last = True
         if self.checkpoint_path is not None and (it % self.checkpoint_every == 0 or last):
-            arrays, extra = hooks["snapshot"](state)
-            self.save(it, arrays, extra)
+            if hooks.get("checkpoint") is not None:
+                hooks["checkpoint"](it, state)
+            else:
+                arrays, extra = hooks["snapshot"](state)
+                self.save(it, arrays, extra)
         return stop
 
     def record(self, row: dict) -> None:

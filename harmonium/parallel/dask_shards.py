@@ -24,6 +24,10 @@ This module is the part that knows about Dask and nothing about models:
   shards from its last checkpoint (:meth:`ShardedRun.replace`).
 * ``client=None`` runs the very same local steps in this process, one shard
   after another: the reference that a Dask run must reproduce bit for bit.
+* :func:`sharded_run` opens a whole run for an estimator: the data as an
+  on-disk corpus (a temporary copy when they are in memory), its shards on
+  the cluster, and the clean-up; :func:`n_shards_of` and
+  :func:`ondisk_fingerprint` are the checks every distributed fit shares.
 * Bytes moved are counted: the array payload of every argument sent to a
   worker and every result received (:attr:`ShardedRun.bytes_sent`,
   :attr:`ShardedRun.bytes_received`).
@@ -37,16 +41,22 @@ distributed E-step of Hoffman et al. (2010) are the two strategies built on it
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from harmonium.corpus.ondisk import open_ondisk_corpus, release_pages
+from harmonium.corpus.corpus import Corpus
+from harmonium.corpus.ondisk import build_ondisk_corpus, open_ondisk_corpus, release_pages
 from harmonium.errors import CorpusError, InvalidParameterError
 
-__all__ = ["ShardData", "ShardSpec", "ShardedRun", "WorkerLost", "open_shard", "payload_nbytes", "plan_shards"]
+__all__ = ["ShardData", "ShardSpec", "ShardedRun", "WorkerLost", "metered", "n_shards_of", "new_stats",
+           "ondisk_fingerprint", "open_shard", "payload_nbytes", "plan_shards", "sharded_run"]
 
 #: Worker-process-local store of shard states: (run id, shard index) -> state.
 _STORE: dict = {}
@@ -204,6 +214,8 @@ class ShardedRun:
         #: Workers found unreachable: never given shards again by :meth:`place`, even while the scheduler
         #: still lists them.
         self.lost: set[str] = set()
+        #: The workers' peak memory, set by :func:`sharded_run` when its block completes.
+        self.peak_rss_bytes: dict | None = None
 
     @property
     def n_shards(self) -> int:
@@ -312,3 +324,81 @@ class ShardedRun:
         if self.client is None:
             return {"driver": _worker_rss()}
         return dict(self.client.run(_worker_rss))
+
+
+# -- opening a run for an estimator ------------------------------------------------------------------
+def n_shards_of(client, n_shards, where: str) -> int:
+    """``n_shards`` checked (an int >= 1), or the number of ``client``'s workers when it is None."""
+    if n_shards is None:
+        if client is None:
+            raise InvalidParameterError(f"{where} with client=None needs n_shards (the in-process reference run).")
+        n_shards = len(client.scheduler_info()["workers"])
+    if isinstance(n_shards, bool) or not isinstance(n_shards, (int, np.integer)) or n_shards < 1:
+        raise InvalidParameterError(f"The 'n_shards' parameter of {where} must be an int >= 1. Got {n_shards!r}.")
+    return int(n_shards)
+
+
+def ondisk_fingerprint(path: str) -> dict:
+    """:meth:`Corpus.fingerprint` ``("lengths")`` of the on-disk corpus at ``path`` (indptr only: cheap at any size)."""
+    return open_ondisk_corpus(path, verify=False).fingerprint("lengths")
+
+
+def _ondisk_path(X, coerce: Callable, tmp_holder: list) -> str:
+    """The directory of an on-disk corpus for ``X`` (``coerce(X)`` written to a temporary directory if in memory)."""
+    if isinstance(X, (str, os.PathLike)):
+        return os.path.abspath(os.fspath(X))
+    if isinstance(X, Corpus):
+        filename = getattr(X.counts.data, "filename", None)
+        if filename is not None and os.path.exists(os.path.join(os.path.dirname(filename), "manifest.json")):
+            return os.path.dirname(os.path.abspath(filename))
+    corpus = coerce(X)
+    tmp = tempfile.mkdtemp(prefix="harmonium-shards-")
+    tmp_holder.append(tmp)
+    build_ondisk_corpus([corpus], tmp, corpus.vocabulary)
+    return tmp
+
+
+@contextmanager
+def sharded_run(X, client, n_shards: int, coerce: Callable):
+    """``(run, path)``: ``X`` as an on-disk corpus at ``path`` and the :class:`ShardedRun` of its ``n_shards``
+    shards on ``client``'s cluster.
+
+    ``X`` is the path of an on-disk corpus, a Corpus opened from one, or
+    in-memory data that ``coerce(X) -> Corpus`` converts and that is then
+    written to a temporary directory. When the block completes,
+    ``run.peak_rss_bytes`` holds the workers' peak memory
+    (:meth:`ShardedRun.peak_rss`); always, the run is closed and the
+    temporary copy removed.
+    """
+    tmp: list = []
+    try:
+        path = _ondisk_path(X, coerce, tmp)
+        run = ShardedRun(client, plan_shards(path, n_shards))
+        try:
+            yield run, path
+            run.peak_rss_bytes = run.peak_rss()
+        finally:
+            run.close()
+    finally:
+        for d in tmp:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def metered(kernel, run: ShardedRun, stats: dict, seconds_key: str = "step_seconds"):
+    """``kernel`` that also appends its bytes sent and received and its seconds to ``stats`` (when it completes)."""
+
+    def step(*args):
+        sent, received, ts = run.bytes_sent, run.bytes_received, time.perf_counter()
+        out = kernel(*args)
+        stats[seconds_key].append(time.perf_counter() - ts)
+        stats["bytes_sent"].append(run.bytes_sent - sent)
+        stats["bytes_received"].append(run.bytes_received - received)
+        return out
+
+    return step
+
+
+def new_stats(run: ShardedRun, seconds_key: str = "step_seconds", **extra) -> dict:
+    """The ``dask_stats_`` of a run before its first step."""
+    return {"bytes_sent": [], "bytes_received": [], seconds_key: [], "recoveries": 0, "n_shards": run.n_shards,
+            **extra}

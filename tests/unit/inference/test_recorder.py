@@ -80,3 +80,53 @@ def test_a_refused_checkpoint_is_not_used(tmp_path):
 def test_converged_stops_after_a_trace_row(tmp_path):
     rec, _, last, saved = _fit(tmp_path / "toy.hmn", converged=lambda trace: len(trace["iteration"]) == 2)
     assert last == 4 and rec.trace["iteration"] == [2, 4] and len(saved) == 2  # after 3, and at the stop
+
+
+# -- the hooks of distributed fits: a checkpoint written by the caller, a step schedule, recovery ----------
+def _lossy_fit(path, *, lose_at=(), recover=True, n_iter=10):
+    """The toy chain with a ``WorkerLost`` raised (once each) at the iterations in ``lose_at``."""
+    from harmonium.parallel.dask_shards import WorkerLost
+
+    rec = Recorder("Toy", n_iter, ("iteration", "size", "seconds"), params={}, fingerprint={"n": 2},
+                   checkpoint_path=path, checkpoint_every=3)
+    rec.begin(7)
+    pending = set(lose_at)
+    counter = {"it": 0}
+    written = []
+
+    def kernel(rng, state, data, model):
+        counter["it"] += 1
+        if counter["it"] in pending:
+            pending.discard(counter["it"])
+            raise WorkerLost("gone")
+        return _kernel(rng, state, data, model)
+
+    def checkpoint(it, st):
+        written.append(it)
+        rec.save(it, {"x": st}, {})
+
+    def restore(ckpt):
+        counter["it"] = int(ckpt.iteration)
+        return np.array(ckpt.arrays["x"])
+
+    state, last = rec.drive(kernel, np.zeros(2), None, None, checkpoint=checkpoint,
+                            evaluate=lambda it, st, info: {"iteration": it, "size": info} if it % 4 else None,
+                            evaluate_due=lambda it: it % 2 == 0, recover=restore if recover else None)
+    return rec, state, last, written
+
+
+def test_recovery_from_a_lost_worker_is_the_uninterrupted_run(tmp_path):
+    from harmonium.parallel.dask_shards import WorkerLost
+
+    full, x_full, _, written = _lossy_fit(tmp_path / "a.hmn")
+    assert written == [3, 6, 9, 10]  # the caller's checkpoint hook, when due and at the last iteration
+    assert full.trace["iteration"] == [2, 6, 10]  # evaluate_due's schedule; rows of None are left out
+    lost, x, last, _ = _lossy_fit(tmp_path / "b.hmn", lose_at=(5, 8))
+    assert last == 10 and lost.recoveries == 2
+    np.testing.assert_array_equal(x, x_full)
+    assert lost.trace["iteration"] == full.trace["iteration"] and lost.trace["size"] == full.trace["size"]
+    assert lost.rng.bit_generator.state == full.rng.bit_generator.state
+    with pytest.raises(WorkerLost, match="no checkpoint"):  # lost before the first checkpoint
+        _lossy_fit(tmp_path / "c.hmn", lose_at=(2,))
+    with pytest.raises(WorkerLost, match="gone"):  # no recover hook: the error as it came
+        _lossy_fit(tmp_path / "d.hmn", lose_at=(5,), recover=False)

@@ -24,7 +24,8 @@ depends on the seed and the number of shards only, never on which worker
 holds a shard or answers first; a checkpoint needs only the driver's
 Generator state, the shards' z, and the iteration.
 
-Checkpoints (:meth:`ADLDADriver.checkpoint`): every worker writes its shard's
+Checkpoints (:meth:`ADLDADriver.checkpoint`, called by the fit's
+:class:`~harmonium.inference.recorder.Recorder`): every worker writes its shard's
 z (and Rao-Blackwell sum) to ``<checkpoint>.shards/shard-P-itT.hmn``, then the
 driver writes its own checkpoint (n_wk, n_k, phi sum, Generator, trace, the
 list of shard files) atomically: that write is the commit. On resume the
@@ -43,10 +44,9 @@ import numpy as np
 
 from harmonium._kernels import lda_sparse, lda_stats
 from harmonium.errors import CorpusError, ModelFileError
-from harmonium.io import load_checkpoint, save_checkpoint
 from harmonium.io.modelfile import read_model_file, write_model_file
 from harmonium.models.directed.lda import LDAModel, counts_from_assignments
-from harmonium.parallel.dask_shards import ShardedRun, WorkerLost, open_shard
+from harmonium.parallel.dask_shards import ShardedRun, open_shard
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -213,12 +213,11 @@ class ADLDADriver:
     """
 
     def __init__(self, run: ShardedRun, model: LDAModel, n_topics: int, *, sync_every: int = 1,
-                 checkpoint_path=None, params: dict | None = None, fingerprint: dict | None = None):
+                 checkpoint_path=None):
         self.run, self.model, self.K = run, model, int(n_topics)
         self.V = model.n_words
         self.sync_every = int(sync_every)
         self.checkpoint_path = None if checkpoint_path is None else os.fspath(checkpoint_path)
-        self.params, self.fingerprint = params or {}, fingerprint or {}
         self.phi_wk_sum = np.zeros((self.V, self.K))
         self.n_samples = 0
         self.shard_files: list[str] = []
@@ -306,28 +305,24 @@ class ADLDADriver:
     def shard_dir(self) -> str:
         return self.checkpoint_path + ".shards"
 
-    def checkpoint(self, rng, iteration: int, trace: dict, extra: dict) -> None:
-        """Shards write their z, then the driver commits its checkpoint atomically; older shard files go."""
+    def checkpoint(self, iteration: int, save) -> None:
+        """Shards write their z, then ``save(iteration, arrays, extra)`` commits the driver's checkpoint
+        atomically (:meth:`harmonium.inference.recorder.Recorder.save`); older shard files go after."""
         d = self.shard_dir()
         os.makedirs(d, exist_ok=True)
         files = [os.path.join(d, f"shard-{p:05d}-it{iteration}.hmn") for p in range(self.run.n_shards)]
         self.run.map(shard_save, [(files[p], iteration) for p in range(self.run.n_shards)])
-        save_checkpoint(self.checkpoint_path, cls="LDA", params=self.params,
-                        state_arrays={"n_wk": self.n_wk, "n_k": self.n_k, "rb_phi_wk_sum": self.phi_wk_sum,
-                                      "alpha": self.model.alpha},
-                        rng=rng, iteration=iteration, trace=trace,
-                        extra={**extra, "corpus": self.fingerprint, "beta": self.model.beta,
-                               "n_samples": self.n_samples, "distributed": "adlda",
-                               "shards": [[s.lo, s.hi, os.path.basename(f)] for s, f in zip(self.run.specs, files,
-                                                                                              strict=True)]})
+        save(iteration, {"n_wk": self.n_wk, "n_k": self.n_k, "rb_phi_wk_sum": self.phi_wk_sum,
+                         "alpha": self.model.alpha},
+             {"beta": self.model.beta, "n_samples": self.n_samples, "distributed": "adlda",
+              "shards": [[s.lo, s.hi, os.path.basename(f)] for s, f in zip(self.run.specs, files, strict=True)]})
         for old in self.shard_files:
             if old not in files and os.path.exists(old):
                 os.unlink(old)
         self.shard_files = files
 
-    def restore(self):
-        """Rebuild every shard from the last checkpoint; returns the checkpoint (rng, iteration, trace, extra)."""
-        ckpt = load_checkpoint(self.checkpoint_path, expected_class="LDA")
+    def restore(self, ckpt):
+        """Rebuild every shard from the checkpoint ``ckpt`` (its shard files) and check the counts against it."""
         shards = ckpt.extra.get("shards")
         if ckpt.extra.get("distributed") != "adlda" or shards is None:
             raise ModelFileError(f"{self.checkpoint_path} is not a checkpoint of a distributed AD-LDA run")
@@ -342,18 +337,16 @@ class ADLDADriver:
         self.phi_wk_sum = np.array(ckpt.arrays["rb_phi_wk_sum"])
         self.n_samples = int(ckpt.extra["n_samples"])
         self.shard_files = files
-        return ckpt
+        return self
 
-    def recover(self, attempts_left: int):
-        """After :class:`WorkerLost`: new shard states on the workers alive now, from the last checkpoint."""
-        if self.checkpoint_path is None or not os.path.exists(self.checkpoint_path) or attempts_left <= 0:
-            raise WorkerLost("a worker was lost and there is no checkpoint to resume from "
-                             "(set checkpoint_path) or the retries are spent")
+    def recover(self, ckpt):
+        """After :class:`~harmonium.parallel.dask_shards.WorkerLost`: new shard states on the workers alive now
+        (waiting up to 30 s for one), rebuilt from the checkpoint ``ckpt``."""
         self.run.replace()
         deadline = time.monotonic() + 30
         while not self.run.workers() and time.monotonic() < deadline:
             time.sleep(0.2)
-        return self.restore()
+        return self.restore(ckpt)
 
     def doc_topic(self) -> np.ndarray:
         return np.concatenate(self.run.map(shard_doc_topic, [(self.model.alpha,)] * self.run.n_shards), axis=0)
