@@ -30,7 +30,8 @@ from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 from harmonium.models.directed.hdp import HDPModel
 
-_BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2}
+_BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2, "sample_topic_word_prior": False,
+                       "topic_word_hyperprior": [1.0, 1.0]}
 _PAIR = InstanceOf((tuple, list), "a (shape, rate) pair of positive floats")
 
 
@@ -85,7 +86,8 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
     corpus_concentration : float, default 1.0
         gamma, the concentration of the top-level DP: tau ~ GEM(gamma) (starting value likewise).
     topic_word_prior : float, default 0.01
-        Symmetric Dirichlet prior beta of each topic's word distribution.
+        Symmetric Dirichlet prior beta of each topic's word distribution (the starting value when
+        ``sample_topic_word_prior``).
     sampler : {"sparse", "plain"}, default "sparse"
         How each z_i is drawn, both exact: SparseLDA-style buckets (O(k_w + k_d)
         a token) or the plain O(K) conditional.
@@ -102,6 +104,14 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         Gamma hyperpriors (auxiliary variables; Teh et al. 2006, appendix A).
     doc_concentration_prior, corpus_concentration_prior : (shape, rate), default (1.0, 1.0)
         Gamma hyperpriors of alpha and gamma.
+    sample_topic_word_prior : bool, default False
+        Resample beta | z, w every iteration by slice sampling on log beta
+        (``harmonium.inference.mcmc.isbn.hdp.resample_beta``; Neal 2003 §4), under the Gamma
+        hyperprior ``topic_word_hyperprior``. beta sets how many small topics the posterior keeps:
+        on planted data with beta = 0.05 a fixed beta = 0.01 holds about 60 topics where 20 were
+        planted, and a resampled beta settles near 0.05 with about 25 (benchmarks/isbn/README.md).
+    topic_word_hyperprior : (shape, rate), default (1.0, 1.0)
+        Gamma hyperprior of beta when it is resampled.
     n_iter : int, default 200
         Gibbs iterations (each: one sweep over every token, tables, tau, concentrations).
     evaluate_every : int, default 10
@@ -128,6 +138,8 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         The global topic weights (last: tau_u).
     doc_concentration_, corpus_concentration_ : float
         Final alpha and gamma.
+    beta_ : float
+        The topic-word prior of the final state (``topic_word_prior`` unless it is resampled).
     doc_topic_ : float32 ndarray (D, K)
         E[pi_j | z, tau] over the used topics for the training documents, renormalised over them.
     n_topics_trace_ : ndarray, one entry per iteration
@@ -160,6 +172,8 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         "split_merge_launch": [Interval("int", 0, None)],
         "doc_concentration_prior": [_PAIR],
         "corpus_concentration_prior": [_PAIR],
+        "sample_topic_word_prior": [InstanceOf(bool, "a bool")],
+        "topic_word_hyperprior": [_PAIR],
         **TOPIC_MODEL_CONSTRAINTS,
     }
 
@@ -176,6 +190,8 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         split_merge_launch: int = 2,
         doc_concentration_prior=(1.0, 1.0),
         corpus_concentration_prior=(1.0, 1.0),
+        sample_topic_word_prior: bool = False,
+        topic_word_hyperprior=(1.0, 1.0),
         n_iter: int = 200,
         evaluate_every: int = 10,
         n_transform_iter: int = 50,
@@ -187,7 +203,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------
     def _check_pairs(self) -> None:
-        for name in ("doc_concentration_prior", "corpus_concentration_prior"):
+        for name in ("doc_concentration_prior", "corpus_concentration_prior", "topic_word_hyperprior"):
             v = getattr(self, name)
             ok = len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
                                      and x > 0 for x in v)
@@ -227,17 +243,20 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         if ckpt is not None:
             state = da.state_from_assignments(tokens, model, ckpt.arrays["z"], ckpt.arrays["tau"],
                                               ckpt.extra["alpha"], ckpt.extra["gamma"])
+            state = state._replace(beta=ckpt.extra.get("beta"))
         else:
             state = da.init(rec.rng, tokens, model, n_topics=self.initial_topics, alpha=self.doc_concentration,
                             gamma=self.corpus_concentration)
         kernel = da.build_kernel(sampler=self.sampler, sample_alpha=self.sample_concentrations,
                                  sample_gamma=self.sample_concentrations, compute_log_joint=False,
-                                 split_merge_proposals=self.split_merge, split_merge_launch=self.split_merge_launch)
+                                 split_merge_proposals=self.split_merge, split_merge_launch=self.split_merge_launch,
+                                 sample_beta=self.sample_topic_word_prior,
+                                 beta_prior=tuple(float(x) for x in self.topic_word_hyperprior))
         per_iteration = rec.trace["n_topics_per_iteration"]
         state, last_it = rec.drive(kernel, state, tokens, model, evaluate=_evaluator(tokens, model),
                                    step=lambda it, st, info: per_iteration.append(int(st.n_topics)),
                                    snapshot=lambda st: ({"z": st.z, "tau": st.tau[: st.n_topics + 1]},
-                                                        {"alpha": st.alpha, "gamma": st.gamma}))
+                                                        {"alpha": st.alpha, "gamma": st.gamma, "beta": st.beta}))
         self._set_fitted(state, model, corpus)
         self.n_topics_trace_ = np.asarray(rec.trace["n_topics_per_iteration"], dtype=np.int64)
         self._finish_fit(rec, last_it)
@@ -255,14 +274,14 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         self.new_topic_weight_ = float(self.doc_concentration_ * self.tau_[K])
         theta = da.doc_topic(state)[:, :K]
         self.doc_topic_ = (theta / theta.sum(axis=1, keepdims=True)).astype(np.float32)
-        self.beta_ = model.beta
+        self.beta_ = da.current_beta(state, model)
 
     _resume_missing = _BEFORE_SPLIT_MERGE  # checkpoints older than split_merge
 
     def _resume_params(self, ckpt) -> tuple:
         return ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
                 "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior", "split_merge",
-                "split_merge_launch")
+                "split_merge_launch", "sample_topic_word_prior", "topic_word_hyperprior")
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_``."""

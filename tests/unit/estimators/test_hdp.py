@@ -165,6 +165,24 @@ def test_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
         HDP(n_iter=10, evaluate_every=2, checkpoint_path=ckpt).fit(corpus[:50], resume=True)
 
 
+def test_estimator_resamples_beta_and_resumes_bit_identically(tmp_path):
+    """HDP(sample_topic_word_prior=True): beta_ moves from 0.01 toward the planted 0.1, the topics use it,
+    and a resumed run continues the resampled beta (from the checkpoint) bit for bit."""
+    corpus, _, _ = lda_corpus(seed=4, n_docs=400, n_topics=4)
+    kw = dict(initial_topics=1, split_merge=10, split_merge_launch=3, sample_topic_word_prior=True, n_iter=30,
+              evaluate_every=5, random_state=1)
+    m = HDP(**kw).fit(corpus)
+    assert 0.05 < m.beta_ < 0.2, m.beta_
+    assert HDP(**{**kw, "sample_topic_word_prior": False}).fit(corpus).beta_ == 0.01
+    ckpt = tmp_path / "beta.ckpt"
+    HDP(**kw, checkpoint_path=ckpt, checkpoint_every=10).fit(corpus, callback=lambda it, n, info: it == 15)
+    resumed = HDP(**kw, checkpoint_path=ckpt, checkpoint_every=10).fit(corpus, resume=True)
+    assert resumed.resumed_from_ == 15 and resumed.beta_ == m.beta_  # the stop wrote a checkpoint
+    np.testing.assert_array_equal(resumed.topic_word_, m.topic_word_)
+    with pytest.raises(InvalidParameterError, match="sample_topic_word_prior"):
+        HDP(**{**kw, "sample_topic_word_prior": False}, checkpoint_path=ckpt).fit(corpus, resume=True)
+
+
 def test_save_load_round_trip(synthetic, tmp_path):
     corpus, _, _ = synthetic
     m = HDP(n_iter=6, random_state=1).fit(corpus)
@@ -205,6 +223,10 @@ def test_bad_input_gets_one_clear_error(synthetic):
         HDP(topic_word_prior=0).fit(corpus)
     with pytest.raises(InvalidParameterError, match="'split_merge' parameter of HDP must be an int >= 0"):
         HDP(split_merge=-1).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'topic_word_hyperprior' parameter of HDP"):
+        HDP(topic_word_hyperprior=(0.0, 1.0)).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'sample_topic_word_prior' parameter of HDP must be a bool"):
+        HDP(sample_topic_word_prior="yes").fit(corpus)
     with pytest.raises(InvalidParameterError, match="'split_merge_launch' parameter of HDP must be an int >= 0"):
         HDP(split_merge_launch=1.5).fit(corpus)
     empty = Corpus(sp.csr_matrix(np.array([[1, 2], [0, 0]])), ["a", "b"])

@@ -123,7 +123,7 @@ def conditional(state: DirectAssignmentState, tokens: TokenStream, model: HDPMod
     tau = state.tau.copy()
     khdp.remove_token(d, w, int(state.z[i]), n_dk, n_wk, n_k, tau, K)
     p = np.empty(K + 1)
-    beta = _beta(state, model)
+    beta = current_beta(state, model)
     khdp.da_conditional(p, d, w, n_dk, n_wk, n_k, K, tau, state.alpha, beta, beta * model.n_words)
     return p / p.sum()
 
@@ -208,7 +208,8 @@ class SplitMergeScratch(NamedTuple):
                    np.empty(N, np.int64))
 
 
-def _beta(state: DirectAssignmentState, model: HDPModel) -> float:
+def current_beta(state: DirectAssignmentState, model: HDPModel) -> float:
+    """The topic-word prior of ``state``: ``state.beta`` when it is resampled, else ``model.beta``."""
     return model.beta if state.beta is None else float(state.beta)
 
 
@@ -279,8 +280,9 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
         if K + 1 > state.capacity:
             state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
             kstart = np.concatenate([kstart[:K + 1], np.zeros(state.capacity + 1 - K, np.int64)])
+        beta = current_beta(state, model)
         K, outcome = khdp.split_merge(rng, sc.doc_of, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-                                      state.tau, K, state.alpha, _beta(state, model), state.gamma, int(n_launch), sc.S,
+                                      state.tau, K, state.alpha, beta, state.gamma, int(n_launch), sc.S,
                                       sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist, sc.dmark, sc.wmark,
                                       sc.order, kstart, bool(sequential), int(broken))
         n_split += outcome == 1
@@ -325,7 +327,7 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
     cache = {}
 
     def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
-        beta = _beta(state, model)
+        beta = current_beta(state, model)
         key = id(tokens)
         if cache.get("key") != key:
             lengths = np.diff(tokens.doc_ptr).astype(np.float64)
@@ -402,7 +404,7 @@ def topic_word(state: DirectAssignmentState, model: HDPModel) -> np.ndarray:
     """E[phi | z, w] of the used topics: (K, V), phi_kw = (n_wk + beta) / (n_k + V beta)."""
     K = state.n_topics
     V = model.n_words
-    beta = _beta(state, model)
+    beta = current_beta(state, model)
     return ((state.n_wk[:, :K].T + beta) / (state.n_k[:K, None] + V * beta)).astype(np.float64)
 
 
