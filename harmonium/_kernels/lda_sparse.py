@@ -27,6 +27,24 @@ from __future__ import annotations
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _build_word_list(n_wk, w, wptr, wtop, wlen):
+    K = n_wk.shape[1]
+    base = wptr[w]
+    m = 0
+    if wptr[w + 1] > base:
+        for k in range(K):
+            if n_wk[w, k] > 0:
+                # insertion into the descending run wtop[base:base+m]
+                j = base + m
+                while j > base and n_wk[w, wtop[j - 1]] < n_wk[w, k]:
+                    wtop[j] = wtop[j - 1]
+                    j -= 1
+                wtop[j] = k
+                m += 1
+    wlen[w] = m
+
+
 @njit(cache=True, nogil=True)
 def build_word_lists(n_wk, wptr, wtop, wlen):
     """Fill the per-word lists of non-zero topics from the dense counts, largest count first.
@@ -35,21 +53,15 @@ def build_word_lists(n_wk, wptr, wtop, wlen):
     keep the lists sorted for the same reason); it does not affect which
     topic a uniform maps to in distribution, only how fast it is found.
     """
-    V, K = n_wk.shape
-    for w in range(V):
-        base = wptr[w]
-        m = 0
-        if wptr[w + 1] > base:
-            for k in range(K):
-                if n_wk[w, k] > 0:
-                    # insertion into the descending run wtop[base:base+m]
-                    j = base + m
-                    while j > base and n_wk[w, wtop[j - 1]] < n_wk[w, k]:
-                        wtop[j] = wtop[j - 1]
-                        j -= 1
-                    wtop[j] = k
-                    m += 1
-        wlen[w] = m
+    for w in range(n_wk.shape[0]):
+        _build_word_list(n_wk, w, wptr, wtop, wlen)
+
+
+@njit(cache=True, nogil=True)
+def build_block_word_lists(n_wk, block_words, wptr, wtop, wlen):
+    """:func:`build_word_lists` for the words ``block_words`` only (the other words' lists are left as they are)."""
+    for j in range(block_words.shape[0]):
+        _build_word_list(n_wk, block_words[j], wptr, wtop, wlen)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -111,6 +123,121 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
             qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
             r += n_dk[d, k] * beta * c[k]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[i]
+            old = z[i]
+            # remove the token
+            s -= alpha[old] * beta * c[old]
+            r -= n_dk[d, old] * beta * c[old]
+            n_k[old] -= 1
+            c[old] = 1.0 / (n_k[old] + v_beta)
+            s += alpha[old] * beta * c[old]
+            n_dk[d, old] -= 1
+            r += n_dk[d, old] * beta * c[old]
+            if n_dk[d, old] == 0:
+                dlen = list_remove(dtop, 0, dlen, old)
+                in_doc[old] = 0
+            qcoef[old] = (alpha[old] + n_dk[d, old]) * c[old]
+            n_wk[w, old] -= 1
+            if n_wk[w, old] == 0:
+                wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
+            # buckets
+            q = 0.0
+            base = wptr[w]
+            for j in range(wlen[w]):
+                k = wtop[base + j]
+                q += qcoef[k] * n_wk[w, k]
+                qbuf[j] = q
+            u = rng.random() * (s + r + q)
+            new = -1
+            if u < q:
+                for j in range(wlen[w]):
+                    if u < qbuf[j]:
+                        new = wtop[base + j]
+                        break
+                if new < 0:
+                    new = wtop[base + wlen[w] - 1]
+            elif u < q + r:
+                u -= q
+                acc = 0.0
+                for j in range(dlen):
+                    k = dtop[j]
+                    acc += n_dk[d, k] * beta * c[k]
+                    if u < acc:
+                        new = k
+                        break
+                if new < 0:
+                    new = dtop[dlen - 1]
+            else:
+                u -= q + r
+                acc = 0.0
+                new = K - 1
+                for k in range(K):
+                    acc += alpha[k] * beta * c[k]
+                    if u < acc:
+                        new = k
+                        break
+            # add the token back with its new topic
+            z[i] = new
+            s -= alpha[new] * beta * c[new]
+            r -= n_dk[d, new] * beta * c[new]
+            n_k[new] += 1
+            c[new] = 1.0 / (n_k[new] + v_beta)
+            s += alpha[new] * beta * c[new]
+            if n_dk[d, new] == 0:
+                dtop[dlen] = new
+                dlen += 1
+                in_doc[new] = 1
+            n_dk[d, new] += 1
+            r += n_dk[d, new] * beta * c[new]
+            qcoef[new] = (alpha[new] + n_dk[d, new]) * c[new]
+            if n_wk[w, new] == 0:
+                wtop[wptr[w] + wlen[w]] = new
+                wlen[w] += 1
+            n_wk[w, new] += 1
+            if new != old:
+                n_changed += 1
+        # restore the document-free coefficients
+        for j in range(dlen):
+            k = dtop[j]
+            qcoef[k] = alpha[k] * c[k]
+            in_doc[k] = 0
+    return n_changed
+
+
+@njit(cache=True, nogil=True)
+def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr,
+                      n_blocks, block, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+    """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
+
+    Document d's tokens of block b are ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``
+    (positions in the token stream, in stream order). Used by the word-partitioned parallel sampler
+    (harmonium.inference.mcmc.lda.parallel_gibbs): only the rows of n_wk of the block's words are read
+    or written, and only their word lists must be current. Same scratch as :func:`sparse_sweep`.
+    """
+    # the body of sparse_sweep, token i = order[j] (kept as a copy: a shared helper made sparse_sweep 2x slower)
+    K = n_k.shape[0]
+    v_beta = beta * n_wk.shape[0]
+    for k in range(K):
+        c[k] = 1.0 / (n_k[k] + v_beta)
+        qcoef[k] = alpha[k] * c[k]
+    s = _s_total(alpha, beta, c)
+    n_changed = 0
+    for d in range(d_lo, d_hi):
+        if (d - d_lo) % 256 == 0:
+            s = _s_total(alpha, beta, c)
+        lo = cell_ptr[d * n_blocks + block]
+        hi = cell_ptr[d * n_blocks + block + 1]
+        if lo == hi:
+            continue
+        # the document's topic list and its q coefficients
+        dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
+        r = 0.0
+        for j in range(dlen):
+            k = dtop[j]
+            qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
+            r += n_dk[d, k] * beta * c[k]
+        for j0 in range(lo, hi):
+            i = order[j0]
             w = words[i]
             old = z[i]
             # remove the token

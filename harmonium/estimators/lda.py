@@ -5,7 +5,8 @@ Model: :mod:`harmonium.models.directed.lda`. Algorithms (seeds 003 and 004):
 * ``inference="collapsed_gibbs"``: :mod:`harmonium.inference.mcmc.lda.collapsed_gibbs`
   (exact; ``sampler`` chooses how each z_i is drawn);
 * ``inference="parallel_gibbs"``: :mod:`harmonium.inference.mcmc.lda.parallel_gibbs`
-  (approximate collapsed Gibbs over ``n_jobs`` threads, AD-LDA);
+  (approximate collapsed Gibbs over ``n_jobs`` threads: word-partitioned for ``sampler="sparse"``,
+  AD-LDA for the other samplers);
 * ``inference="naive_gibbs"``: :mod:`harmonium.inference.mcmc.lda.naive_gibbs`
   (z, Theta and B drawn in turn);
 * ``inference="vb"``, ``"online_vb"``, ``"cvb0"``: :mod:`harmonium.inference.vi.lda_vb`
@@ -67,8 +68,10 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
     inference : {"collapsed_gibbs", "parallel_gibbs", "naive_gibbs", "vb", "online_vb", "cvb0"}
         The algorithm (seeds 003 and 004). ``"collapsed_gibbs"``: Theta and B
         integrated out, exact (Griffiths & Steyvers 2004). ``"parallel_gibbs"``:
-        the approximate collapsed sampler over ``n_jobs`` threads (AD-LDA,
-        Newman et al. 2009); with ``n_jobs=1`` it is ``"collapsed_gibbs"``.
+        the approximate collapsed sampler over ``n_jobs`` threads (documents
+        and words in blocks, as tomotopy's PARTITION, for ``sampler="sparse"``;
+        AD-LDA, Newman et al. 2009, for the others); with ``n_jobs=1`` it is
+        ``"collapsed_gibbs"``.
         ``"naive_gibbs"``: z, Theta and B drawn in turn from their conditionals.
         ``"vb"``: batch mean-field VB (Blei et al. 2003; seed 004 eqs. 4-6).
         ``"online_vb"``: stochastic VB on mini-batches (Hoffman et al. 2010);

@@ -37,3 +37,63 @@ def run_blocks(fn: Callable, args: Sequence[tuple]) -> list:
     with ThreadPoolExecutor(max_workers=len(args)) as pool:
         futures = [pool.submit(fn, *a) for a in args]
         return [f.result() for f in futures]
+
+
+def round_block(part: int, round_: int, n_parts: int) -> int:
+    """The word block that document shard ``part`` samples in round ``round_`` of a word-partitioned sweep.
+
+    Over the ``n_parts`` rounds every shard meets every block once, and within a round no two shards
+    share a block (a Latin square), so the workers of a round touch disjoint rows of n_wk.
+    """
+    return (part + round_) % n_parts
+
+
+def partition_words(doc_ptr: np.ndarray, words: np.ndarray, doc_parts: Sequence[tuple[int, int]],
+                    n_words: int) -> np.ndarray:
+    """Assign each word to one of ``len(doc_parts)`` blocks so that every round of the schedule is balanced.
+
+    In round r shard p samples its tokens of block :func:`round_block` (p, r, P); the round lasts as long
+    as its largest such cell. Words are placed greedily, most frequent first, in the block that adds least
+    to the sum over rounds of the largest cell (ties: the lower block). Deterministic. Returns the block
+    of each word, int32 of length ``n_words``.
+    """
+    P = len(doc_parts)
+    freq = np.zeros((P, n_words), dtype=np.int64)
+    for p, (lo, hi) in enumerate(doc_parts):
+        freq[p] = np.bincount(words[doc_ptr[lo]:doc_ptr[hi]], minlength=n_words)
+    block_of = np.zeros(n_words, dtype=np.int32)
+    if P == 1:
+        return block_of
+    src = np.empty((P, P), dtype=np.intp)
+    for r in range(P):
+        for p in range(P):
+            src[r, round_block(p, r, P)] = p  # src[r, b]: the shard that samples block b in round r
+    cells = np.zeros((P, P), dtype=np.int64)  # cells[r, b]: tokens of shard src[r, b] in block b
+    total = freq.sum(axis=0)
+    for w in np.argsort(-total, kind="stable"):
+        if total[w] == 0:
+            break
+        grown = cells + freq[src, w]  # each round's cell of block b if w joins b
+        cost = np.maximum(cells.max(axis=1, keepdims=True), grown).sum(axis=0)
+        b = int(np.argmin(cost))
+        cells[:, b] = grown[:, b]
+        block_of[w] = b
+    return block_of
+
+
+def cell_order(doc_ptr: np.ndarray, words: np.ndarray, block_of: np.ndarray,
+               n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The token positions grouped by document, then by word block, in stream order within each group.
+
+    Returns ``(order, cell_ptr)``: document d's tokens of block b are
+    ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``.
+    """
+    n_docs = doc_ptr.shape[0] - 1
+    idx_dtype = np.int32 if words.shape[0] < 2**31 else np.int64
+    key_dtype = np.int32 if n_docs * n_blocks < 2**31 else np.int64
+    key = np.repeat(np.arange(n_docs, dtype=key_dtype) * n_blocks, np.diff(doc_ptr))
+    key += block_of[words].astype(key_dtype)
+    cell_ptr = np.zeros(n_docs * n_blocks + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=n_docs * n_blocks), out=cell_ptr[1:])
+    order = np.argsort(key, kind="stable").astype(idx_dtype)
+    return order, cell_ptr

@@ -1,4 +1,9 @@
-"""Parity of the SparseLDA sweep with a plain-numpy twin (same buckets, same list order, same uniforms)."""
+"""Parity of the SparseLDA sweeps with plain-numpy twins (same buckets, same list order, same uniforms).
+
+Also the word-partitioned parallel sweep (parallel_gibbs.PartitionedSparse): a sequential twin that
+runs each round's shards one after another, each against the shared n_dk and n_wk and its own copy of
+n_k, must give the same assignments and tables; a schedule that does not rotate the word blocks must not.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,32 @@ import numpy as np
 
 from harmonium._kernels import lda_sparse
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 from harmonium.models.directed.lda import counts_from_assignments, make_model
+from harmonium.parallel.threads import child_generators, round_block
 
 from .test_lda_gibbs_parity import _random_problem
 
 
-def reference_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
+def reference_word_lists(n_wk):
     V, K = n_wk.shape
-    wl = [sorted((k for k in range(K) if n_wk[w, k] > 0), key=lambda k, w=w: -n_wk[w, k]) for w in range(V)]
+    return [sorted((k for k in range(K) if n_wk[w, k] > 0), key=lambda k, w=w: -n_wk[w, k]) for w in range(V)]
+
+
+def reference_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
+    cells = [(d, range(doc_ptr[d], doc_ptr[d + 1])) for d in range(len(doc_ptr) - 1)]
+    reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, reference_word_lists(n_wk))
+
+
+def reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, wl):
+    """The sparse sweep over ``cells``, (document, token positions) pairs in order, with word lists ``wl``."""
+    V, K = n_wk.shape
     c = 1.0 / (n_k + V * beta)
-    for d in range(len(doc_ptr) - 1):
+    for d, positions in cells:
+        if len(positions) == 0:
+            continue
         dl = list(dict.fromkeys(int(k) for k in z[doc_ptr[d]:doc_ptr[d + 1]]))
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+        for i in positions:
             w, old = words[i], z[i]
             n_k[old] -= 1
             c[old] = 1.0 / (n_k[old] + V * beta)
@@ -80,3 +99,78 @@ def test_word_lists_hold_exactly_the_nonzero_topics():
     lda_sparse.build_word_lists(n_wk, wptr, wtop, wlen)
     for w in range(V):
         assert sorted(wtop[wptr[w]:wptr[w] + wlen[w]]) == list(np.flatnonzero(n_wk[w]))
+
+
+def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout):
+    """One word-partitioned sweep, sequentially: P rounds; in round r shard p samples block (p + r) mod P."""
+    P = len(layout.doc_parts)
+    wl = reference_word_lists(n_wk)  # the kernel builds block b's lists when round 0 first reaches it: same lists
+    for r in range(P):
+        start = n_k.copy()
+        worker_n_k = []
+        for p, (lo, hi) in enumerate(layout.doc_parts):
+            b = round_block(p, r, P)
+            ptr = layout.cell_ptr
+            cells = [(d, layout.order[ptr[d * P + b]:ptr[d * P + b + 1]]) for d in range(lo, hi)]
+            own = start.copy()
+            reference_sparse_cells(rngs[p], tokens.doc_ptr, tokens.words, z, n_dk, n_wk, own, alpha, beta, cells, wl)
+            worker_n_k.append(own)
+        n_k[:] = start + sum(own - start for own in worker_n_k)
+
+
+def _partitioned_matches_reference(n_threads, seeds=range(3)):
+    """Whether the threaded kernel and the sequential twin agree for 3 sweeps on each problem."""
+    for seed in seeds:
+        tokens, z, alpha, K, V = _random_problem(seed, D=12, V=13, K=5)
+        model = make_model(K, V, alpha, 0.05)
+        state = cgs.state_from_assignments(tokens, model, z.copy())
+        ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
+        zb = z.copy()
+        kernel = pg.build_kernel(sampler="sparse", n_threads=n_threads, compute_log_joint=False)
+        layout = pg.word_partition(tokens, V, n_threads)
+        ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
+        for _ in range(3):
+            state, _ = kernel(ra, state, tokens, model)
+            reference_partitioned_sweep(child_generators(rb, n_threads), tokens, zb, *ref, alpha, 0.05, layout)
+            tables = zip(state[1:], ref, strict=True)
+            if not (np.array_equal(state.z, zb) and all(np.array_equal(a, b) for a, b in tables)):
+                return False
+    return True
+
+
+def test_partitioned_sweep_matches_sequential_reference():
+    assert _partitioned_matches_reference(2)
+    assert _partitioned_matches_reference(3)
+
+
+def test_negative_control_unrotated_blocks_fail_the_reference(monkeypatch):
+    # each shard samples its own word block in every round: half the tokens are never redrawn
+    monkeypatch.setattr(pg, "round_block", lambda part, round_, n_parts: part)
+    assert not _partitioned_matches_reference(2)
+
+
+def test_sparse_sweep_cell_matches_reference():
+    # one cell at a time, against the shared tables: the kernel the partitioned sweep calls
+    for seed in range(3):
+        tokens, z, alpha, K, V = _random_problem(seed, D=10, V=13, K=5)
+        layout = pg.word_partition(tokens, V, 2)
+        a = [c.copy() for c in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
+        b = [c.copy() for c in a]
+        za, zb = z.copy(), z.copy()
+        freq = np.bincount(tokens.words, minlength=V)
+        wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
+        wtop, wlen = np.empty(int(wptr[-1]), np.int32), np.zeros(V, np.int32)
+        scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8))
+        lo, hi = layout.doc_parts[1]
+        for block in (0, 1):
+            lda_sparse.build_block_word_lists(a[1], layout.block_words[block], wptr, wtop, wlen)
+            lda_sparse.sparse_sweep_cell(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, za, *a, alpha,
+                                         0.05, lo, hi, layout.order, layout.cell_ptr, 2, block, wptr, wtop, wlen,
+                                         *scratch)
+            cells = [(d, layout.order[layout.cell_ptr[2 * d + block]:layout.cell_ptr[2 * d + block + 1]])
+                     for d in range(lo, hi)]
+            reference_sparse_cells(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, zb, *b, alpha, 0.05,
+                                   cells, reference_word_lists(b[1]))
+            np.testing.assert_array_equal(za, zb)
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)

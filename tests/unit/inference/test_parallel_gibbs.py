@@ -1,4 +1,4 @@
-"""AD-LDA (the approximate collapsed, data-parallel sampler): partitioning, determinism, merged counts."""
+"""The parallel collapsed samplers (word-partitioned sparse, AD-LDA): partitioning, determinism, merged counts."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 from harmonium.models.directed.lda import counts_from_assignments, make_model
-from harmonium.parallel.threads import partition_documents
+from harmonium.parallel.threads import cell_order, partition_documents, partition_words, round_block
 from tests.conftest import lda_corpus
 
 
@@ -61,9 +61,45 @@ def test_same_seed_and_threads_identical_and_counts_consistent(problem, sampler)
     assert not np.array_equal(a.z, c.z)  # another thread count is another (documented) stream
 
 
-def test_negative_control_unmerged_worker_counts_break_the_invariant(problem, monkeypatch):
-    monkeypatch.setattr(pg, "apply_moves", lambda *args: None)
-    a = _run(problem, 2, 7)
+@pytest.mark.parametrize(("sampler", "merge", "table"), [
+    ("plain", "apply_moves", 2),  # AD-LDA: the workers' n_wk moves are not merged
+    ("sparse", "merge_topic_totals", 3),  # word-partitioned: the workers' n_k changes are not added
+])
+def test_negative_control_unmerged_worker_counts_break_the_invariant(problem, monkeypatch, sampler, merge, table):
+    monkeypatch.setattr(pg, merge, lambda *args: None)
+    a = _run(problem, 2, 7, sampler=sampler)
     tokens, model = problem
-    n_wk = counts_from_assignments(tokens.doc_ptr, tokens.words, a.z, model.n_topics, model.n_words)[1]
-    assert not np.array_equal(a.n_wk, n_wk)
+    want = counts_from_assignments(tokens.doc_ptr, tokens.words, a.z, model.n_topics, model.n_words)[table - 1]
+    assert not np.array_equal(a[table], want)
+
+
+def test_word_blocks_balance_every_round_and_cells_list_each_token_once(problem):
+    tokens, model = problem
+    D = len(tokens.doc_ptr) - 1
+    for P in (2, 3):
+        parts = partition_documents(tokens.doc_ptr, P)
+        block_of = partition_words(tokens.doc_ptr, tokens.words, parts, model.n_words)
+        cells = np.zeros((P, P), dtype=np.int64)  # cells[p, b]: tokens of shard p in block b
+        freq = np.zeros((P, model.n_words), dtype=np.int64)
+        for p, (lo, hi) in enumerate(parts):
+            ws = tokens.words[tokens.doc_ptr[lo]:tokens.doc_ptr[hi]]
+            np.add.at(cells[p], block_of[ws], 1)
+            freq[p] = np.bincount(ws, minlength=model.n_words)
+        for r in range(P):
+            sizes = [cells[p, round_block(p, r, P)] for p in range(P)]
+            # within a round the shards' cells differ by at most the largest single-word count (greedy placement)
+            assert max(sizes) - min(sizes) <= freq.max(), (P, r, sizes)
+        assert sorted({round_block(p, r, P) for p in range(P)} == set(range(P)) for r in range(P)) == [True] * P
+        order, ptr = cell_order(tokens.doc_ptr, tokens.words, block_of, P)
+        assert sorted(order.tolist()) == list(range(tokens.words.shape[0]))
+        for d in range(D):
+            for b in range(P):
+                got = order[ptr[d * P + b]:ptr[d * P + b + 1]].tolist()
+                want = [i for i in range(tokens.doc_ptr[d], tokens.doc_ptr[d + 1]) if block_of[tokens.words[i]] == b]
+                assert got == want
+
+
+def test_auto_runs_the_word_partitioned_sweep(problem):
+    a = _run(problem, 2, 11, sampler="auto")  # "auto" picks sparse at K = 5, so the word-partitioned sweep
+    b = _run(problem, 2, 11, sampler="sparse")
+    np.testing.assert_array_equal(a.z, b.z)

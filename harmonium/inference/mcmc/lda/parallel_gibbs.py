@@ -1,28 +1,47 @@
-"""Approximate distributed collapsed Gibbs sampling for LDA (AD-LDA; Newman et al. 2009).
+"""Approximate collapsed Gibbs sampling for LDA over threads: word-partitioned, and AD-LDA.
 
 Seed 003 ("Approximate Collapsed Gibbs Sampling") observes that when each
 z_i is drawn given *estimates* of Theta and B from the previous step instead
 of the exact current counts, the draws become conditionally independent and
-"easily parallelized". AD-LDA applies this at the level of document blocks:
+"easily parallelized". Two schemes apply this over P threads; both split the
+documents into P shards of about equal token count (a document lives on one
+worker, so its n_dk is always exact).
 
-1. split the documents into P blocks of about equal token count;
-2. each worker p sweeps its block with an exact collapsed sampler against its
+**Word-partitioned** (the SparseLDA sampler, ``sampler="sparse"``, and "auto" when it picks sparse).
+As tomotopy's PARTITION scheme and the model-parallel blocks of LightLDA (Yuan et al. 2015) do, the
+vocabulary is also split into P blocks (:func:`~harmonium.parallel.threads.partition_words`, balanced per
+round). A sweep is P rounds; in round r shard p samples its tokens whose word lies in block
+(p + r) mod P (:func:`~harmonium.parallel.threads.round_block`), with a barrier between rounds. Within a
+round the workers touch disjoint rows of n_wk, so every token sees the exact current n_dk and n_wk
+rows; only the K topic totals n_k are per worker: each worker starts the round from the shared n_k and
+sees its own moves, and the shards' changes are added to n_k at the barrier. No V x K table is copied
+or merged. This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different
+chain from the serial one: besides n_k, a document's tokens are visited block by block, so the scan
+order differs from the stream order. The per-word topic lists of the sparse sampler are shared: the
+worker that samples block b in round 0 builds them for block b's words.
+
+**AD-LDA** (Newman et al. 2009; the "plain", "alias_mh" and "warp" samplers):
+1. each worker p sweeps its shard with an exact collapsed sampler against its
    own copy of the word-topic counts n_wk^(p), n_k^(p) (stale with respect to
-   the other blocks for the rest of the sweep; the document-topic counts n_dk
-   of its block are exact, since a document lives on one worker);
-3. the changes are merged: n_wk <- n_wk + sum_p (n_wk^(p) - n_wk), computed as the moves of
+   the other blocks for the rest of the sweep);
+2. the changes are merged: n_wk <- n_wk + sum_p (n_wk^(p) - n_wk), computed as the moves of
    worker p's tokens from their old to their new topics (no copy of the starting n_wk is kept).
 
 Workers are threads running the numba sweeps with the GIL released. Each
-worker gets a child Generator seeded from the main stream at every sweep, so
-the same seed and the same number of threads give identical results whatever
+worker gets a child Generator seeded from the main stream at every sweep (one per shard, used in all
+rounds), so the same seed and the same number of threads give identical results whatever
 the scheduling. With one thread the kernel *is* the exact serial sampler.
 The approximation's effect on held-out perplexity is measured in
-tests/integration and benchmarks/RESULTS.md.
+tests/integration/test_parallel_quality.py; speed in benchmarks/lda/README.md ("Threads").
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
+
+from harmonium._kernels import lda_sparse
 from harmonium._kernels.lda_gibbs import apply_moves
 from harmonium.corpus.corpus import TokenStream
 from harmonium.inference.mcmc.lda.collapsed_gibbs import (
@@ -31,24 +50,116 @@ from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     CollapsedGibbsState,
     SweepCache,
     check_sampler,
+    choose_sampler,
+    word_slots,
 )
 from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
-from harmonium.models.directed.lda import LDAModel, collapsed_log_joint
-from harmonium.parallel.threads import child_generators, partition_documents, run_blocks
+from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, seeded_counts
+from harmonium.parallel.threads import (
+    cell_order,
+    child_generators,
+    partition_documents,
+    partition_words,
+    round_block,
+    run_blocks,
+)
+
+#: Samplers with a word-partitioned sweep; the others run AD-LDA.
+WORD_PARTITIONED = ("sparse",)
+
+
+class WordPartition(NamedTuple):
+    """Document shards, word blocks and the token order of the word-partitioned sweep."""
+
+    doc_parts: list  # P (lo, hi) document ranges
+    block_words: list  # P int32 arrays: the words of each block
+    order: np.ndarray  # (N,) token positions by document, then block
+    cell_ptr: np.ndarray  # (D * P + 1,) int64
+
+
+def word_partition(tokens: TokenStream, n_words: int, n_parts: int) -> WordPartition:
+    """The shards, blocks and cell order of ``tokens`` for ``n_parts`` workers."""
+    parts = partition_documents(tokens.doc_ptr, n_parts)
+    P = len(parts)
+    block_of = partition_words(tokens.doc_ptr, tokens.words, parts, n_words)
+    order, cell_ptr = cell_order(tokens.doc_ptr, tokens.words, block_of, P)
+    block_words = [np.flatnonzero(block_of == b).astype(np.int32) for b in range(P)]
+    return WordPartition(parts, block_words, order, cell_ptr)
+
+
+class PartitionedSparse:
+    """The word-partitioned SparseLDA sweep for one (model, tokens): shared word lists, scratch per worker."""
+
+    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int):
+        self.model, self.tokens = model, tokens
+        self.layout = word_partition(tokens, model.n_words, n_parts)
+        K, V = model.n_topics, model.n_words
+        self.wptr = np.zeros(V + 1, dtype=np.int64)
+        np.cumsum(np.minimum(word_slots(model, tokens), K), out=self.wptr[1:])
+        self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int32)
+        self.wlen = np.zeros(V, dtype=np.int32)
+        self.scratch = [(np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32),
+                         np.zeros(K, dtype=np.uint8)) for _ in self.layout.doc_parts]
+
+    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool) -> int:
+        """Shard p's tokens of ``block`` against the shared n_dk, n_wk and the worker's own ``n_k``."""
+        m, t, lay = self.model, self.tokens, self.layout
+        if first:  # this worker is the first to sample the block this sweep
+            lda_sparse.build_block_word_lists(state.n_wk, lay.block_words[block], self.wptr, self.wtop, self.wlen)
+        lo, hi = lay.doc_parts[p]
+        return lda_sparse.sparse_sweep_cell(
+            rng, t.doc_ptr, t.words, state.z, state.n_dk, state.n_wk, n_k, m.alpha, m.beta, lo, hi,
+            lay.order, lay.cell_ptr, len(lay.doc_parts), block, self.wptr, self.wtop, self.wlen, *self.scratch[p])
+
+    def __call__(self, rngs, state: CollapsedGibbsState) -> int:
+        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k."""
+        P = len(self.layout.doc_parts)
+        n_changed = 0
+        with seeded_counts(state.n_wk, state.n_k, self.model.seeds):
+            for r in range(P):
+                start = state.n_k.copy()
+                n_k = [start.copy() for _ in range(P)]
+                n_changed += sum(run_blocks(
+                    self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0) for p in range(P)]))
+                merge_topic_totals(state.n_k, start, n_k)
+        return n_changed
+
+
+def merge_topic_totals(n_k: np.ndarray, start: np.ndarray, worker_n_k: list) -> None:
+    """n_k <- start + sum_p (n_k^(p) - start): every worker's moves of a round, added once (in place)."""
+    n_k[:] = start
+    for local in worker_n_k:
+        n_k += local - start
 
 
 def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joint: bool = True):
-    """An AD-LDA sweep over ``n_threads`` document blocks, each with the exact ``sampler``.
+    """An approximate collapsed Gibbs sweep over ``n_threads`` workers, each with the exact ``sampler``.
 
-    Mutates the state's arrays in place. ``n_threads == 1`` returns the serial
+    Word-partitioned for the samplers in :data:`WORD_PARTITIONED`, AD-LDA for the others (module
+    docstring). Mutates the state's arrays in place. ``n_threads == 1`` returns the serial
     exact kernel of :mod:`harmonium.inference.mcmc.lda.collapsed_gibbs`.
     """
     check_sampler(sampler)
     if n_threads == 1:
         return build_serial_kernel(sampler=sampler, compute_log_joint=compute_log_joint)
     cache = SweepCache(SAMPLERS[sampler])
+    partitioned: dict = {}
 
-    def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
+    def scheme(model, tokens):
+        """The word-partitioned sweep for (model, tokens), or None when the sampler runs AD-LDA."""
+        name = sampler
+        if name == "auto":
+            n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
+            name = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
+        if name not in WORD_PARTITIONED:
+            return None
+        key = (id(model), id(tokens))
+        if key not in partitioned:
+            partitioned.clear()
+            partitioned[key] = PartitionedSparse(model, tokens, n_threads)
+        return partitioned[key]
+
+    def adlda(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel) -> int:
         parts = partition_documents(tokens.doc_ptr, n_threads)
         rngs = child_generators(rng, len(parts))
         # worker 0 works on the shared tables, the others on private copies taken before any worker starts;
@@ -68,6 +179,14 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
         for lo, hi in parts[1:]:
             i, j = int(tokens.doc_ptr[lo]), int(tokens.doc_ptr[hi])
             apply_moves(tokens.words[i:j], z_before[i - first:j - first], state.z[i:j], state.n_wk, state.n_k)
+        return n_changed
+
+    def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
+        sweep = scheme(model, tokens)
+        if sweep is None:
+            n_changed = adlda(rng, state, tokens, model)
+        else:
+            n_changed = sweep(child_generators(rng, len(sweep.layout.doc_parts)), state)
         lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 
