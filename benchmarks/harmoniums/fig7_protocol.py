@@ -16,6 +16,8 @@ Settings (``--settings``):
     dwh-old      DWH as before: CD-1, 30 epochs, lr 0.005, weight decay 0.001, batches of 100
     dwh          DWH by the new protocol: CD-k with k rising 1 -> 5 (``n_gibbs=(1, 5)``), ``--epochs``
                  epochs, lr 0.005, weight decay 0.001, batches of 100
+    dwh-cd1      dwh with CD-1 throughout (training length only, against dwh-old)
+    dwh-short    dwh for 30 epochs (the CD-k schedule only, against dwh-old)
     dwh-words    dwh without the feature wing (words only: the GB-EFH)
     bdwh         Bayesian DWH: the dwh stage (CD 1 -> 5, ``--epochs``) then Langevin over W (prior scale
                  0.1 words / 0.05 features, step 0.005, 2 chains x (150 warm-up + 50 draws, thin 2));
@@ -71,6 +73,10 @@ def projector(setting: str, k: int, corpus, F, args):
         return m.fit(corpus, features=F).transform(corpus, features=F), {"n_updates": int(m._state.n_updates)}
     if setting == "dwh":
         m = DualWingHarmonium(k, dtype="float64", evaluate_every=0, **new)
+        return m.fit(corpus, features=F).transform(corpus, features=F), {"n_updates": int(m._state.n_updates)}
+    if setting in ("dwh-cd1", "dwh-short"):  # one factor of the protocol each: CD-1 for --epochs; CD 1 -> 5 for 30
+        kw = {**new, "n_gibbs": 1} if setting == "dwh-cd1" else {**new, "n_iter": 30}
+        m = DualWingHarmonium(k, dtype="float64", evaluate_every=0, **kw)
         return m.fit(corpus, features=F).transform(corpus, features=F), {"n_updates": int(m._state.n_updates)}
     if setting == "dwh-words":
         m = EFH(k, wings=[("words", "bernoulli")], hidden="gaussian", dtype="float64", evaluate_every=0, **new)

@@ -15,8 +15,8 @@ sides the same way (its ``transform``):
 
     rsm     Replicated Softmax, K hidden units, trained as in the paper (CD-k with k rising 1 -> 5,
             batches of 100, learning rate 0.003, momentum 0.9, weight decay 0.001; ``--rsm-epochs``
-            epochs, no early stopping); representation p(h = 1 | v) (``--representation sample``: one
-            draw h ~ p(h | v))
+            epochs, no early stopping); representation p(h = 1 | v) (``--representations sample``: one
+            draw h ~ p(h | v); ``centered``: minus the database mean, for every system)
     dwh     dual-wing harmonium (Xing, Yan & Hauptmann 2005): binary word occurrences + a Gaussian wing of
             log1p(installed size, download size, dependency count) and the 50 most frequent debtags (0/1),
             standardised; CD-k 1 -> 5, learning rate 0.005, weight decay 0.001, ``--dwh-epochs``;
@@ -24,6 +24,8 @@ sides the same way (its ``transform``):
     lda     LDA by collapsed Gibbs (200 sweeps, alpha 0.1, beta 0.01); representation theta by
             ``LDA.transform`` (the same estimator for database and queries)
     lsi     tf-idf truncated SVD (``harmonium.evaluation.LSI``), K dimensions
+    lsi-feat  truncated SVD of [tf-idf words | the DWH's feature wing, standardised, / sqrt(#features)]:
+            LSI on the DWH's data, which tells the model from the data
     tfidf   tf-idf vectors of the words (scikit-learn's ``TfidfTransformer``, fitted on the database)
 
 Run (each system appends one JSON line; about 1-3 minutes each on the shared 2-core machine)::
@@ -34,7 +36,7 @@ Run (each system appends one JSON line; about 1-3 minutes each on the shared 2-c
         --plot benchmarks/harmoniums/results/retrieval-debian.png
 
 Settings that change one factor (``--setting`` names the row): ``--rsm-epochs``, ``--k``, ``--words``,
-``--representation``.
+``--representations`` (several forms of one fit).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ sys.path.insert(0, str(HERE.parent))
 import _common as C  # noqa: E402
 import numpy as np  # noqa: E402
 
-SYSTEMS = ("rsm", "dwh", "lda", "lsi", "tfidf")
+SYSTEMS = ("rsm", "dwh", "lda", "lsi", "lsi-feat", "tfidf")
 
 
 def load(args):
@@ -111,6 +113,22 @@ def represent(system: str, args, db, qs, f_db, f_qs):
         m = LSI(k, random_state=args.seed).fit(db)
         A, B = m.transform(db), m.transform(qs)
         extra = {}
+    elif system == "lsi-feat":
+        import scipy.sparse as sp
+        from scipy.sparse.linalg import svds
+
+        from harmonium.evaluation import LSI
+
+        lsi = LSI(1, random_state=args.seed).fit(db)
+        mu, sd = f_db.mean(axis=0), np.where(f_db.std(axis=0) > 0, f_db.std(axis=0), 1.0)
+
+        def joint(c, f):
+            return sp.hstack([lsi._weigh(c), sp.csr_matrix((f - mu) / sd / np.sqrt(f.shape[1]))]).tocsr()
+
+        M = joint(db, f_db)
+        _, s, Vt = svds(M, k=k, v0=np.random.default_rng(args.seed).random(min(M.shape)))
+        A, B = M @ Vt.T, joint(qs, f_qs) @ Vt.T
+        extra = {"n_features": int(f_db.shape[1])}
     elif system == "tfidf":
         from sklearn.feature_extraction.text import TfidfTransformer
 
@@ -120,42 +138,64 @@ def represent(system: str, args, db, qs, f_db, f_qs):
     else:
         raise SystemExit(f"unknown system {system!r}; choose from {SYSTEMS}")
     fit_s = time.perf_counter() - t
-    if args.representation == "sample" and system in ("rsm", "dwh"):
-        rng = np.random.default_rng([args.seed, 17])
-        if system == "rsm":  # binary hidden units: one draw h ~ Bernoulli(p(h | v))
-            A, B = (rng.random(A.shape) < A).astype(float), (rng.random(B.shape) < B).astype(float)
-        else:  # unit-variance Gaussian hidden units: one draw h ~ N(E[h | x], 1)
-            A, B = A + rng.standard_normal(A.shape), B + rng.standard_normal(B.shape)
     return A, B, fit_s, extra
 
 
-def run(args) -> None:
-    from harmonium.evaluation import RECALL_LEVELS, retrieval_precision
+def representations(system: str, A, B, names, seed: int):
+    """(name, database rows, query rows) for each requested form of the representation.
 
+    prob: as the model gives it (p(h = 1 | v), E[h | x], theta, ...); sample: one draw of the hidden units
+    (RSM: h ~ Bernoulli(p); DWH: h ~ N(E[h | x], 1); other systems have none); centered: minus the
+    database mean (cosine then measures the angle around the mean document instead of around the origin).
+    """
+    for name in names:
+        if name == "prob":
+            yield name, A, B
+        elif name == "centered":
+            mu = np.asarray(A.mean(axis=0)).ravel()
+            A2 = A.toarray() if hasattr(A, "toarray") else A
+            B2 = B.toarray() if hasattr(B, "toarray") else B
+            yield name, A2 - mu, B2 - mu
+        elif name == "sample" and system in ("rsm", "dwh"):
+            rng = np.random.default_rng([seed, 17])
+            if system == "rsm":
+                yield name, (rng.random(A.shape) < A).astype(float), (rng.random(B.shape) < B).astype(float)
+            else:
+                yield name, A + rng.standard_normal(A.shape), B + rng.standard_normal(B.shape)
+
+
+def run(args) -> None:
     t0 = time.perf_counter()
     db, qs, f_db, f_qs = load(args)
     info = {"n_database": db.n_docs, "n_queries": qs.n_docs, "n_words": db.n_words,
             "n_sections": int(np.unique(db.labels).size)}
     print(json.dumps(info), f"loaded in {time.perf_counter() - t0:.1f} s", flush=True)
     for system in args.systems:
-        A, B, fit_s, extra = represent(system, args, db, qs, f_db, f_qs)
-        t = time.perf_counter()
-        res = retrieval_precision(B, A, qs.labels, db.labels, recall_levels=RECALL_LEVELS)
-        rec = {"setting": args.setting or "default", "system": system, "k": None if system == "tfidf" else args.k,
-               "representation": args.representation if system in ("rsm", "dwh") else "",
-               **info, **extra, "seed": args.seed, "subset_seed": args.subset_seed,
-               "recall_levels": res.recall_levels.tolist(), "precision": res.precision.tolist(),
-               "precision_se": res.precision_se.tolist(), "p10": res.precision_at_10, "p10_se": res.precision_at_10_se,
-               "p10_per_query": np.round(res.per_query[:, list(res.recall_levels).index(0.1)], 6).tolist(),
-               "n_scored": res.n_queries, "n_skipped": res.n_skipped, "fit_s": fit_s,
-               "retrieval_s": time.perf_counter() - t, "command": " ".join(["python", *sys.argv]),
-               "machine": C.machine(), "time": _dt.datetime.now().isoformat(timespec="seconds"),
-               "harmonium_revision": C.git_revision(str(HERE.parent))}
-        print(f"{rec['setting']:<12} {system:<6} K={rec['k']} precision@10% recall {res.precision_at_10:.4f} "
-              f"± {res.precision_at_10_se:.4f} (fit {fit_s:.0f} s)", flush=True)
-        if args.out:
-            with open(args.out, "a") as f:
-                f.write(json.dumps(rec) + "\n")
+        A0, B0, fit_s, extra = represent(system, args, db, qs, f_db, f_qs)
+        for rep, A, B in representations(system, A0, B0, args.representations, args.seed):
+            emit(system, rep, A, B, fit_s, extra, info, db, qs, args)
+
+
+def emit(system, rep, A, B, fit_s, extra, info, db, qs, args) -> None:
+    from harmonium.evaluation import RECALL_LEVELS, retrieval_precision
+
+    t = time.perf_counter()
+    res = retrieval_precision(B, A, qs.labels, db.labels, recall_levels=RECALL_LEVELS)
+    rec = {"setting": args.setting or "default", "system": system, "k": None if system == "tfidf" else args.k,
+           "representation": rep,
+           **info, **extra, "seed": args.seed, "subset_seed": args.subset_seed,
+           "recall_levels": res.recall_levels.tolist(), "precision": res.precision.tolist(),
+           "precision_se": res.precision_se.tolist(), "p10": res.precision_at_10, "p10_se": res.precision_at_10_se,
+           "p10_per_query": np.round(res.per_query[:, list(res.recall_levels).index(0.1)], 6).tolist(),
+           "n_scored": res.n_queries, "n_skipped": res.n_skipped, "fit_s": fit_s,
+           "retrieval_s": time.perf_counter() - t, "command": " ".join(["python", *sys.argv]),
+           "machine": C.machine(), "time": _dt.datetime.now().isoformat(timespec="seconds"),
+           "harmonium_revision": C.git_revision(str(HERE.parent))}
+    print(f"{rec['setting']:<12} {system:<8} {rep:<8} K={rec['k']} precision@10% recall {res.precision_at_10:.4f} "
+          f"± {res.precision_at_10_se:.4f} (fit {fit_s:.0f} s)", flush=True)
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write(json.dumps(rec) + "\n")
 
 
 def _rows(paths):
@@ -164,18 +204,19 @@ def _rows(paths):
 
 def _name(r) -> str:
     k = "" if r["k"] is None else f"-{r['k']}"
-    rep = " (sample)" if r.get("representation") == "sample" else ""
+    rep = f" ({r['representation']})" if r.get("representation") not in ("", "prob", None) else ""
     return f"{r['system'].upper() if r['system'] != 'tfidf' else 'tf-idf'}{k}{rep}"
 
 
 def report(args) -> None:
     rows = _rows(args.paths)
-    base = {r["setting"]: r for r in rows if r["system"] == "lda"}
+    base = {(r["setting"], r.get("representation") or "prob"): r for r in rows if r["system"] == "lda"}
     print("| setting | system | database / queries / words | epochs or sweeps | precision at 10% recall ± s.e. "
-          "| paired difference vs LDA (same setting) ± s.e. | fit s |")
+          "| paired difference vs LDA (same setting and form) ± s.e. | fit s |")
     print("|---|---|---|---|---:|---:|---:|")
     for r in rows:
-        ref = base.get(r["setting"]) or base.get("default")
+        rep = r.get("representation") or "prob"
+        ref = base.get((r["setting"], rep if rep != "sample" else "prob")) or base.get(("default", "prob"))
         diff = ""
         if ref is not None and ref is not r and len(ref["p10_per_query"]) == len(r["p10_per_query"]):
             d = np.asarray(r["p10_per_query"]) - np.asarray(ref["p10_per_query"])
@@ -223,7 +264,7 @@ def main(argv=None) -> None:
     r.add_argument("--dwh-epochs", type=int, default=40)
     r.add_argument("--cd-k", type=int, nargs=2, default=[1, 5], help="CD-k rising from the first to the second")
     r.add_argument("--lda-iter", type=int, default=200)
-    r.add_argument("--representation", choices=("prob", "sample"), default="prob")
+    r.add_argument("--representations", nargs="+", choices=("prob", "sample", "centered"), default=["prob"])
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--subset-seed", type=int, default=0)
     r.add_argument("--out")
