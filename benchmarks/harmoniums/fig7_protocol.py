@@ -54,7 +54,7 @@ def projector(setting: str, k: int, corpus, F, args):
     from harmonium.evaluation import LSI
 
     new = dict(learning="cd", n_gibbs=(1, 5), n_iter=args.epochs, learning_rate=0.005, weight_decay=0.001,
-               batch_size=100, random_state=args.seed)
+               batch_size=100, random_state=args.model_seed)
     if setting == "lsi":
         return LSI(k, random_state=args.seed).fit_transform(corpus), {}
     if setting == "lsi-feat":
@@ -69,7 +69,7 @@ def projector(setting: str, k: int, corpus, F, args):
         return U * s, {}
     if setting == "dwh-old":
         m = DualWingHarmonium(k, learning="cd", n_gibbs=1, n_iter=30, learning_rate=0.005, weight_decay=0.001,
-                              batch_size=100, dtype="float64", random_state=args.seed, evaluate_every=0)
+                              batch_size=100, dtype="float64", random_state=args.model_seed, evaluate_every=0)
         return m.fit(corpus, features=F).transform(corpus, features=F), {"n_updates": int(m._state.n_updates)}
     if setting == "dwh":
         m = DualWingHarmonium(k, dtype="float64", evaluate_every=0, **new)
@@ -97,10 +97,26 @@ def table(paths) -> None:
     print("|---|---|" + "---:|" * len(ks) + "---:|")
     seen = {}
     for r in rows:
-        seen.setdefault((r["setting"], r["classifier"]), {})[r["K"]] = r
+        ms = r.get("model_seed", r["seed"])
+        name = r["setting"] + (f" (model seed {ms})" if ms != r["seed"] else "")
+        seen.setdefault((name, r["classifier"]), {})[r["K"]] = r
     for (setting, clf), by_k in seen.items():
         cells = [f"{by_k[k]['accuracy_mean']:.3f} ± {by_k[k]['accuracy_se']:.3f}" if k in by_k else "" for k in ks]
         print(f"| {setting} | {clf} | " + " | ".join(cells) + f" | {by_k[max(by_k)]['fit_seconds']:.0f} |")
+    print("\nPaired difference against LSI on the words (same splits; mean ± s.e. over splits):\n")
+    print("| setting | classifier | " + " | ".join(f"K={k}" for k in ks) + " |")
+    print("|---|---|" + "---:|" * len(ks))
+    for (setting, clf), by_k in seen.items():
+        ref = seen.get(("lsi", clf), {})
+        cells = []
+        for k in ks:
+            if k in by_k and k in ref and setting != "lsi":
+                d = np.asarray(by_k[k]["accuracies"]) - np.asarray(ref[k]["accuracies"])
+                cells.append(f"{d.mean():+.3f} ± {d.std(ddof=1) / np.sqrt(d.size):.3f}")
+            else:
+                cells.append("")
+        if setting != "lsi":
+            print(f"| {setting} | {clf} | " + " | ".join(cells) + " |")
     r0 = rows[0]
     print(f"\n{r0['n_docs']:,} documents, {r0['n_words']:,} words, {r0['n_features']} features, "
           f"{r0['n_splits']} random 50/50 splits; majority class {r0['majority']:.3f}")
@@ -115,12 +131,15 @@ def main(argv=None) -> None:
     ap.add_argument("--n-tags", type=int, default=50)
     ap.add_argument("--epochs", type=int, default=200)
     ap.add_argument("--splits", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seeds the document subset, the splits and the models")
+    ap.add_argument("--model-seed", type=int, default=None, help="seeds the harmoniums only (default: --seed)")
     ap.add_argument("--out")
     ap.add_argument("--table", nargs="+")
     args = ap.parse_args(argv)
     if args.table:
         return table(args.table)
+    if args.model_seed is None:
+        args.model_seed = args.seed
     from bayesian_efh_debian import data
 
     from harmonium.evaluation.classification import classify_projection
@@ -151,7 +170,7 @@ def main(argv=None) -> None:
                        "accuracy_se": float(np.std(acc, ddof=1) / np.sqrt(len(acc))), "accuracies": acc,
                        "majority": float(np.mean(majority)), "fit_seconds": secs, "n_docs": corpus.n_docs,
                        "n_words": corpus.n_words, "n_features": int(F.shape[1]), "n_splits": len(splits),
-                       "epochs": args.epochs, **extra, "seed": args.seed,
+                       "epochs": args.epochs, **extra, "seed": args.seed, "model_seed": args.model_seed,
                        "command": " ".join(["python", *sys.argv]), "machine": C.machine(),
                        "time": _dt.datetime.now().isoformat(timespec="seconds"),
                        "harmonium_revision": C.git_revision(str(HERE.parents[1]))}
