@@ -231,11 +231,19 @@ def report(args) -> None:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        drawn = set()
         for r in rows:
             if args.settings and r["setting"] not in args.settings:
                 continue
+            if (r.get("representation") or "prob") not in args.forms:
+                continue
+            rep = r.get("representation") or "prob"
+            same = (r["system"], r["k"], rep, r["n_words"], r.get("epochs"), r.get("sweeps"))
+            if same in drawn:  # the same configuration under another setting name (a repeat): drawn once
+                continue
+            drawn.add(same)
             ax.plot(100 * np.asarray(r["recall_levels"]), 100 * np.asarray(r["precision"]), marker="o", ms=3,
-                    label=_name(r) + ("" if r["setting"] == "default" else f" [{r['setting']}]"))
+                    label=_name(r) + ("" if r["setting"] in ("default", "forms") else f" [{r['setting']}]"))
         ax.set_xscale("log")
         ax.set_xlabel("recall (%)")
         ax.set_ylabel("precision (%)")
@@ -272,6 +280,7 @@ def main(argv=None) -> None:
     p.add_argument("paths", nargs="+")
     p.add_argument("--plot")
     p.add_argument("--settings", nargs="*", help="only these settings in the plot")
+    p.add_argument("--forms", nargs="*", default=["prob"], help="only these representations in the plot")
     args = ap.parse_args(argv)
     run(args) if args.cmd == "run" else report(args)
 
