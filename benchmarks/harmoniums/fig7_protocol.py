@@ -22,7 +22,6 @@ Settings (``--settings``):
     bdwh         Bayesian DWH: the dwh stage (CD 1 -> 5, ``--epochs``) then Langevin over W (prior scale
                  0.1 words / 0.05 features, step 0.005, 2 chains x (150 warm-up + 50 draws, thin 2));
                  the projection is the predictive posterior mean (seed 000 eq. 22)
-    bdwh-wide    bdwh with a prior 10 times wider (1.0 words / 0.5 features): the prior scale only
 
 Example (K = 16 and 32, 1,000 documents, 10 splits)::
 
@@ -82,9 +81,8 @@ def projector(setting: str, k: int, corpus, F, args):
     if setting == "dwh-words":
         m = EFH(k, wings=[("words", "bernoulli")], hidden="gaussian", dtype="float64", evaluate_every=0, **new)
         return m.fit(corpus).transform(corpus), {"n_updates": int(m._state.n_updates)}
-    if setting in ("bdwh", "bdwh-wide"):
-        scale = [0.1, 0.05] if setting == "bdwh" else [1.0, 0.5]
-        m = BayesianEFH(k, wings=[("words", "bernoulli"), ("features", "gaussian")], prior_scale=scale,
+    if setting == "bdwh":
+        m = BayesianEFH(k, wings=[("words", "bernoulli"), ("features", "gaussian")], prior_scale=[0.1, 0.05],
                         step_size=0.005, n_chains=2, n_warmup=150, n_samples=50, thin=2, evaluate_every=0, **new)
         m.fit(corpus, features=F)
         diag = {key: v for key, v in getattr(m, "diagnostics_", {}).items() if isinstance(v, (int, float))}
