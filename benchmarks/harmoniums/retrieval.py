@@ -235,14 +235,15 @@ def report(args) -> None:
         for r in rows:
             if args.settings and r["setting"] not in args.settings:
                 continue
-            if (r.get("representation") or "prob") not in args.forms:
-                continue
             rep = r.get("representation") or "prob"
+            if rep not in args.forms or (args.systems and r["system"] not in args.systems):
+                continue
             same = (r["system"], r["k"], rep, r["n_words"], r.get("epochs"), r.get("sweeps"))
             if same in drawn:  # the same configuration under another setting name (a repeat): drawn once
                 continue
             drawn.add(same)
             ax.plot(100 * np.asarray(r["recall_levels"]), 100 * np.asarray(r["precision"]), marker="o", ms=3,
+                    ls="--" if r["system"] == "lda" else "-", color=f"C{len(drawn) - 1}",
                     label=_name(r) + ("" if r["setting"] in ("default", "forms") else f" [{r['setting']}]"))
         ax.set_xscale("log")
         ax.set_xlabel("recall (%)")
@@ -281,6 +282,7 @@ def main(argv=None) -> None:
     p.add_argument("--plot")
     p.add_argument("--settings", nargs="*", help="only these settings in the plot")
     p.add_argument("--forms", nargs="*", default=["prob"], help="only these representations in the plot")
+    p.add_argument("--systems", nargs="*", help="only these systems in the plot")
     args = ap.parse_args(argv)
     run(args) if args.cmd == "run" else report(args)
 
