@@ -148,6 +148,14 @@ def precision_at_recall(similarity: np.ndarray, relevant: np.ndarray, recall_lev
     (m, L) array
         n_r / rank_r as defined in the module docstring.
     """
+    similarity, relevant = np.asarray(similarity, dtype=np.float64), np.asarray(relevant, dtype=bool)
+    if similarity.ndim != 2 or relevant.shape != similarity.shape:
+        raise InvalidParameterError(f"precision_at_recall needs 'similarity' and 'relevant' of one (m, n) shape; got "
+                                    f"{similarity.shape} and {relevant.shape}.")
+    if not np.all(relevant.any(axis=1)):
+        row = int(np.flatnonzero(~relevant.any(axis=1))[0])
+        raise InvalidParameterError(f"precision_at_recall: row {row} of 'relevant' holds no relevant document, so "
+                                    "recall is undefined there; leave such queries out.")
     order = np.argsort(-similarity, axis=1, kind="stable")
     hits = np.take_along_axis(relevant, order, axis=1)
     cum = np.cumsum(hits, axis=1, dtype=np.int64)

@@ -152,3 +152,11 @@ def test_result_at_unknown_level_says_how_to_get_it():
     res = retrieval_precision(Q, DB, YQ, YD, recall_levels=LEVELS)
     with pytest.raises(InvalidParameterError, match="recall_levels"):
         res.at(0.3)
+
+
+def test_precision_at_recall_refuses_a_query_without_relevant_documents():
+    with pytest.raises(InvalidParameterError, match="row 1 of 'relevant'"):
+        precision_at_recall(np.zeros((2, 3)), np.array([[True, False, False], [False, False, False]]),
+                            np.array([1.0]))
+    with pytest.raises(InvalidParameterError, match="one \\(m, n\\) shape"):
+        precision_at_recall(np.zeros((2, 3)), np.ones((2, 4), dtype=bool), np.array([1.0]))
