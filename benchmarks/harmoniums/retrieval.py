@@ -210,13 +210,17 @@ def _name(r) -> str:
 
 def report(args) -> None:
     rows = _rows(args.paths)
-    base = {(r["setting"], r.get("representation") or "prob"): r for r in rows if r["system"] == "lda"}
+    ldas = [r for r in rows if r["system"] == "lda"]
     print("| setting | system | database / queries / words | epochs or sweeps | precision at 10% recall ± s.e. "
-          "| paired difference vs LDA (same setting and form) ± s.e. | fit s |")
+          "| paired difference vs LDA (same data, K and form) ± s.e. | fit s |")
     print("|---|---|---|---|---:|---:|---:|")
     for r in rows:
+        # LDA on the same data and K (its representation in the same form; a sampled one against theta), this
+        # setting's own fit first
         rep = r.get("representation") or "prob"
-        ref = base.get((r["setting"], rep if rep != "sample" else "prob")) or base.get(("default", "prob"))
+        same = [x for x in ldas if x["n_words"] == r["n_words"] and x["k"] == (r["k"] or 50)
+                and (x.get("representation") or "prob") == (rep if rep != "sample" else "prob")]
+        ref = next((x for x in same if x["setting"] == r["setting"]), same[0] if same else None)
         diff = ""
         if ref is not None and ref is not r and len(ref["p10_per_query"]) == len(r["p10_per_query"]):
             d = np.asarray(r["p10_per_query"]) - np.asarray(ref["p10_per_query"])
