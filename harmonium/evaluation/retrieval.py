@@ -1,7 +1,7 @@
 """Document retrieval by latent representation: precision at fixed recall levels.
 
-The retrieval experiment of Salakhutdinov & Hinton (2009), "Replicated Softmax:
-an Undirected Topic Model" (NIPS 22), its document-retrieval experiment and precision-recall figure:
+The document-retrieval experiment of Salakhutdinov & Hinton (2009), "Replicated
+Softmax: an Undirected Topic Model" (NIPS 22), and its precision-recall figure:
 every test document is a query, the training documents are the database, the
 database is ranked by the cosine of the angle between the query's and each
 document's latent representation (RSM: p(h | v); LDA: the topic proportions
