@@ -1,4 +1,5 @@
-"""Numbers about quality: held-out likelihood and perplexity, topic quality, latent-projection classification."""
+"""Numbers about quality: held-out likelihood and perplexity, topic quality, latent-projection classification
+and retrieval."""
 
 from harmonium.evaluation._heldout import LogLikelihoodResult
 from harmonium.evaluation.classification import (
@@ -18,6 +19,7 @@ from harmonium.evaluation.importance import importance_sampling
 from harmonium.evaluation.left_to_right import left_to_right
 from harmonium.evaluation.likelihood import PerplexityResult, exact_log_likelihood, log_likelihood, perplexity
 from harmonium.evaluation.lsi import LSI
+from harmonium.evaluation.retrieval import RECALL_LEVELS, RetrievalResult, retrieval_precision
 
 __all__ = [
     "CoherenceResult",
@@ -26,6 +28,8 @@ __all__ = [
     "LogLikelihoodResult",
     "LogisticRegression",
     "PerplexityResult",
+    "RECALL_LEVELS",
+    "RetrievalResult",
     "accuracy_table",
     "coherence",
     "completion_perplexity",
@@ -39,6 +43,7 @@ __all__ = [
     "nearest_neighbour_predict",
     "perplexity",
     "relevance",
+    "retrieval_precision",
     "top_relevant_words",
     "topic_diversity",
 ]
