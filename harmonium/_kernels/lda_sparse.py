@@ -96,14 +96,12 @@ def _s_total(alpha, beta, c):
 
 
 @njit(cache=True, nogil=True)
-def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi,
-                 wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
-    """One systematic-scan sweep over documents d_lo..d_hi-1; returns the number of changed z.
+def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
+           wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+    """The sweep of :func:`sparse_sweep` (``order`` and ``cell_ptr`` None) and :func:`sparse_sweep_cell`.
 
-    Scratch (length K): ``c``, ``qcoef``, ``qbuf`` float64; ``dtop`` int32;
-    ``in_doc`` uint8 (all zero on entry and exit).
-    ``wptr`` (V+1), ``wtop``, ``wlen`` (V) must come from :func:`build_word_lists`
-    on the same ``n_wk``.
+    numba compiles one version per argument types and prunes the ``is None`` branches, so the
+    serial sweep carries no cell lookups.
     """
     K = n_k.shape[0]
     v_beta = beta * n_wk.shape[0]
@@ -115,6 +113,14 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
     for d in range(d_lo, d_hi):
         if (d - d_lo) % 256 == 0:
             s = _s_total(alpha, beta, c)
+        if cell_ptr is None:
+            lo = doc_ptr[d]
+            hi = doc_ptr[d + 1]
+        else:
+            lo = cell_ptr[d * n_blocks + block]
+            hi = cell_ptr[d * n_blocks + block + 1]
+            if lo == hi:
+                continue
         # the document's topic list and its q coefficients
         dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
         r = 0.0
@@ -122,7 +128,11 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
             k = dtop[j]
             qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
             r += n_dk[d, k] * beta * c[k]
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+        for j0 in range(lo, hi):
+            if order is None:
+                i = j0
+            else:
+                i = order[j0]
             w = words[i]
             old = z[i]
             # remove the token
@@ -205,6 +215,20 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
 
 
 @njit(cache=True, nogil=True)
+def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi,
+                 wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+    """One systematic-scan sweep over documents d_lo..d_hi-1; returns the number of changed z.
+
+    Scratch (length K): ``c``, ``qcoef``, ``qbuf`` float64; ``dtop`` int32;
+    ``in_doc`` uint8 (all zero on entry and exit).
+    ``wptr`` (V+1), ``wtop``, ``wlen`` (V) must come from :func:`build_word_lists`
+    on the same ``n_wk``.
+    """
+    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, 0,
+                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc)
+
+
+@njit(cache=True, nogil=True)
 def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr,
                       n_blocks, block, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
     """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
@@ -214,106 +238,5 @@ def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo
     (harmonium.inference.mcmc.lda.parallel_gibbs): only the rows of n_wk of the block's words are read
     or written, and only their word lists must be current. Same scratch as :func:`sparse_sweep`.
     """
-    # the body of sparse_sweep, token i = order[j] (kept as a copy: a shared helper made sparse_sweep 2x slower)
-    K = n_k.shape[0]
-    v_beta = beta * n_wk.shape[0]
-    for k in range(K):
-        c[k] = 1.0 / (n_k[k] + v_beta)
-        qcoef[k] = alpha[k] * c[k]
-    s = _s_total(alpha, beta, c)
-    n_changed = 0
-    for d in range(d_lo, d_hi):
-        if (d - d_lo) % 256 == 0:
-            s = _s_total(alpha, beta, c)
-        lo = cell_ptr[d * n_blocks + block]
-        hi = cell_ptr[d * n_blocks + block + 1]
-        if lo == hi:
-            continue
-        # the document's topic list and its q coefficients
-        dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
-        r = 0.0
-        for j in range(dlen):
-            k = dtop[j]
-            qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
-            r += n_dk[d, k] * beta * c[k]
-        for j0 in range(lo, hi):
-            i = order[j0]
-            w = words[i]
-            old = z[i]
-            # remove the token
-            s -= alpha[old] * beta * c[old]
-            r -= n_dk[d, old] * beta * c[old]
-            n_k[old] -= 1
-            c[old] = 1.0 / (n_k[old] + v_beta)
-            s += alpha[old] * beta * c[old]
-            n_dk[d, old] -= 1
-            r += n_dk[d, old] * beta * c[old]
-            if n_dk[d, old] == 0:
-                dlen = list_remove(dtop, 0, dlen, old)
-                in_doc[old] = 0
-            qcoef[old] = (alpha[old] + n_dk[d, old]) * c[old]
-            n_wk[w, old] -= 1
-            if n_wk[w, old] == 0:
-                wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
-            # buckets
-            q = 0.0
-            base = wptr[w]
-            for j in range(wlen[w]):
-                k = wtop[base + j]
-                q += qcoef[k] * n_wk[w, k]
-                qbuf[j] = q
-            u = rng.random() * (s + r + q)
-            new = -1
-            if u < q:
-                for j in range(wlen[w]):
-                    if u < qbuf[j]:
-                        new = wtop[base + j]
-                        break
-                if new < 0:
-                    new = wtop[base + wlen[w] - 1]
-            elif u < q + r:
-                u -= q
-                acc = 0.0
-                for j in range(dlen):
-                    k = dtop[j]
-                    acc += n_dk[d, k] * beta * c[k]
-                    if u < acc:
-                        new = k
-                        break
-                if new < 0:
-                    new = dtop[dlen - 1]
-            else:
-                u -= q + r
-                acc = 0.0
-                new = K - 1
-                for k in range(K):
-                    acc += alpha[k] * beta * c[k]
-                    if u < acc:
-                        new = k
-                        break
-            # add the token back with its new topic
-            z[i] = new
-            s -= alpha[new] * beta * c[new]
-            r -= n_dk[d, new] * beta * c[new]
-            n_k[new] += 1
-            c[new] = 1.0 / (n_k[new] + v_beta)
-            s += alpha[new] * beta * c[new]
-            if n_dk[d, new] == 0:
-                dtop[dlen] = new
-                dlen += 1
-                in_doc[new] = 1
-            n_dk[d, new] += 1
-            r += n_dk[d, new] * beta * c[new]
-            qcoef[new] = (alpha[new] + n_dk[d, new]) * c[new]
-            if n_wk[w, new] == 0:
-                wtop[wptr[w] + wlen[w]] = new
-                wlen[w] += 1
-            n_wk[w, new] += 1
-            if new != old:
-                n_changed += 1
-        # restore the document-free coefficients
-        for j in range(dlen):
-            k = dtop[j]
-            qcoef[k] = alpha[k] * c[k]
-            in_doc[k] = 0
-    return n_changed
+    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
+                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc)
