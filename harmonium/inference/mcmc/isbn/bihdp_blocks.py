@@ -182,9 +182,13 @@ def init(rng, data: BlockData, *, n_customer_groups: int = 1, n_item_groups: int
 
 
 def _check_pair(value, name, owner):
-    vals = np.broadcast_to(np.asarray(value, dtype=float), (2,)).copy() if np.ndim(value) <= 1 else None
-    if vals is None or not np.all(np.isfinite(vals)) or (vals <= 0).any() or \
-            (np.ndim(value) == 1 and np.size(value) != 2):
+    try:
+        vals = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        vals = np.array([np.nan])
+    if vals.ndim == 0:
+        vals = np.full(2, float(vals))
+    if vals.shape != (2,) or not np.all(np.isfinite(vals)) or (vals <= 0).any():
         raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a float > 0 or a pair of them "
                                     f"(customers, items). Got {value!r}.")
     return vals
