@@ -28,7 +28,7 @@ Examples::
 
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py                       # defaults: about a minute
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --seeds 0 1 2 \
-        --out benchmarks/isbn/results/isbn_market_basket.jsonl
+        --out /tmp/isbn_market_basket.jsonl
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --paper --dry-run     # the paper's generator parameters
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --generator quest --paper --dry-run   # IBM Quest
     .venv/bin/python benchmarks/isbn/isbn_market_basket.py --engine compiled --n-customers 1000 --n-items 200 \
