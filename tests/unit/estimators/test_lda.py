@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -292,7 +294,9 @@ def test_documents_longer_than_int16_use_int32_doc_counts(inference, sampler):
     corpus = Corpus(X)
     assert doc_count_dtype(corpus.tokens().doc_ptr) == np.int32
     assert doc_count_dtype(corpus[1:].tokens().doc_ptr) == np.int16
-    m = LDA(3, inference=inference, sampler=sampler, n_iter=3, random_state=0).fit(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # alias_mh is deprecated (test_alias_mh_is_deprecated)
+        m = LDA(3, inference=inference, sampler=sampler, n_iter=3, random_state=0).fit(corpus)
     np.testing.assert_allclose(m.doc_topic_.sum(axis=1), 1.0, rtol=1e-6)
     # the kernels keep int32 document counts consistent with z
     from harmonium.models.directed.lda import make_model
@@ -346,3 +350,14 @@ def test_refit_drops_the_previous_doc_topic(synthetic):
     m.set_params(n_topics=3).fit(corpus)
     assert "_doc_topic" not in vars(m)  # not held beside the new sums
     assert m.doc_topic_.shape == (corpus.n_docs, 3) and first.shape[1] == 4
+
+
+def test_alias_mh_is_deprecated_and_still_fits():
+    """sampler="alias_mh" warns once per fit, naming the replacement; the other samplers do not warn."""
+    corpus = Corpus(np.array([[3, 0, 2], [1, 4, 0]]))
+    with pytest.warns(FutureWarning, match=r'sampler="alias_mh"\) is deprecated.*Use sampler="sparse"'):
+        m = LDA(2, sampler="alias_mh", n_iter=2, random_state=0).fit(corpus)
+    assert m.topic_word_.shape == (2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        LDA(2, sampler="sparse", n_iter=2, random_state=0).fit(corpus)

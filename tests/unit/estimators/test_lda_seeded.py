@@ -56,6 +56,7 @@ def _words(block, n=3):
     return [f"w{block * BLOCK + j:02d}" for j in range(n)]
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # sampler="alias_mh" is deprecated (still tested here)
 @pytest.mark.parametrize("name", list(SETTINGS))
 def test_seeded_topics_land_on_their_seeds_and_unseeded_topics_stay(planted, name):
     kw = dict(n_iter=60, random_state=1) | SETTINGS[name]
