@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harmonium._heap import release_free_heap
 from harmonium._lazy import lazy
 from harmonium._validation import NONE, InstanceOf, Interval, LazyOptions, Options
 from harmonium.corpus.corpus import Corpus
@@ -326,6 +327,8 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         """The collapsed, parallel or naive Gibbs sampler, driven by ``rec`` (fresh or resumed)."""
         self.topic_word_posterior_ = None
         tokens = corpus.tokens()
+        # the token stream's build arrays and whatever the caller freed before fit: heap pages back to the system
+        release_free_heap()
         algo = _algorithm(self.inference)
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
         ckpt = rec.checkpoint
