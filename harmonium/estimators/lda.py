@@ -344,10 +344,15 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         current = {"model": model}
         n_tokens = int(tokens.words.shape[0])
 
+        first = rec.start + 1
+
         def step(it, st, info):
             m = current["model"]
-            if keep_sample(it, burn_in, self.thin):
+            kept = keep_sample(it, burn_in, self.thin)
+            if kept:
                 average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta, m.seeds)
+            if kept or it == first:  # the sums' replaced arrays, the kernels' loading: heap pages back
+                release_free_heap()
             if self.optimize_interval and it > self.optimize_burn_in and it % self.optimize_interval == 0:
                 current["model"] = _optimize_hyperparameters(st, m)
 
