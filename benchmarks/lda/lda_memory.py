@@ -58,6 +58,22 @@ def reset_peak() -> bool:
 TOKENS = Path("/tmp/harmonium-debian-tokens.txt")
 
 
+def tokens_file(corpus: str) -> Path:
+    """The token stream of ``corpus`` as text (one document a line), what tomotopy reads."""
+    return TOKENS if corpus == "debian" else Path(f"/tmp/harmonium-{corpus}-tokens.txt")
+
+
+def load(corpus: str):
+    if corpus == "debian":
+        from harmonium.datasets import load_debian
+
+        return load_debian()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import _common as C
+
+    return C.load_corpus(corpus, None)
+
+
 def maxrss() -> float:
     """Peak RSS of this process image in MiB: VmHWM, which starts afresh at exec. (ru_maxrss does not: Linux
     carries it over from the process that forked and exec'd this one, so a small child reports its parent's peak.)"""
@@ -76,7 +92,7 @@ def worker(cfg: dict) -> dict:
 
         res["rss_imports_mib"] = maxrss()
         mdl = tp.LDAModel(k=cfg["K"], alpha=0.1, eta=0.01, seed=0)
-        with TOKENS.open() as f:
+        with tokens_file(cfg.get("corpus", "debian")).open() as f:
             for line in f:
                 mdl.add_doc(line.split())
         res["rss_loaded_mib"] = maxrss()
@@ -93,7 +109,6 @@ def worker(cfg: dict) -> dict:
     res["numba_imported"] = "numba" in sys.modules
     if case == "import":
         return res
-    from harmonium.datasets import load_debian
 
     if case == "tiny":  # 200 documents of 30 tokens over 500 words, made here: no loader in the figure
         import numpy as np
@@ -118,7 +133,7 @@ def worker(cfg: dict) -> dict:
         res["peak_mib"] = maxrss()
         res["trace_ll"] = lda.trace_["log_likelihood_per_token"][-1]
         return res
-    corpus = load_debian()
+    corpus = load(cfg.get("corpus", "debian"))
     if case == "accumulate":  # CPU seconds to add one retained sample to the Rao-Blackwellised sums
         import numpy as np
 
@@ -170,13 +185,11 @@ def worker(cfg: dict) -> dict:
     return res
 
 
-def write_tokens() -> None:
-    from harmonium.datasets import load_debian
-
-    corpus = load_debian()
+def write_tokens(name: str = "debian") -> None:
+    corpus = load(name)
     ts = corpus.tokens()
     terms = list(corpus.vocabulary)
-    with TOKENS.open("w") as f:
+    with tokens_file(name).open("w") as f:
         for d in range(corpus.n_docs):
             f.write(" ".join(terms[w] for w in ts.words[ts.doc_ptr[d]:ts.doc_ptr[d + 1]]) + "\n")
 
@@ -199,6 +212,8 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=4)
     ap.add_argument("--cvb0-iters", type=int, default=2)
     ap.add_argument("--pypi-docs", type=int, default=None)
+    ap.add_argument("--corpus", choices=("debian", "pypi"), default="debian",
+                    help="corpus of the gibbs, parallel and tomotopy cases")
     ap.add_argument("--tomotopy-python", default="/tmp/tt/bin/python")
     ap.add_argument("--label", default="")
     ap.add_argument("--out", type=Path)
@@ -212,13 +227,13 @@ def main() -> None:
         elif case in ("gibbs", "parallel"):
             for K in a.topics:
                 for burn_in in (None, a.sweeps):
-                    cfgs.append({"case": case, "K": K, "sweeps": a.sweeps, "burn_in": burn_in})
+                    cfgs.append({"case": case, "K": K, "sweeps": a.sweeps, "burn_in": burn_in, "corpus": a.corpus})
         elif case == "cvb0":
             cfgs.append({"case": case, "K": 100, "sweeps": a.cvb0_iters, "pypi_docs": a.pypi_docs})
         elif case == "tomotopy":
-            if not TOKENS.exists():
-                write_tokens()
-            cfgs += [{"case": case, "K": K, "sweeps": a.sweeps} for K in a.topics]
+            if not tokens_file(a.corpus).exists():
+                write_tokens(a.corpus)
+            cfgs += [{"case": case, "K": K, "sweeps": a.sweeps, "corpus": a.corpus} for K in a.topics]
     for cfg in cfgs:
         python = a.tomotopy_python if cfg["case"] == "tomotopy" else sys.executable
         r = run_case(cfg, python)

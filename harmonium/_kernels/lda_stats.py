@@ -201,3 +201,88 @@ def topic_word_from_counts(n_wk, den, beta, out):
     for w in range(V):
         for k in range(K):
             out[k, w] = (n_wk[w, k] + beta) / den[k]
+
+
+# -- sparse Rao-Blackwellised phi sums (harmonium.inference.mcmc.lda.estimates.SparsePhiSum) -------------
+# The dense sum is phi_wk_sum[w, k] += (n_wk + beta) * inv_k in float32 (accumulate_phi). A cell whose count
+# has been zero in every sample so far holds the same value in every row: the topic's background bg[k], built
+# by the same float operations. Only the cells that have held a count are stored; a cell's value is read from
+# bg until then. Every stored value goes through exactly the float32 operations of accumulate_phi, so the
+# sums, and phi_hat, are bit-identical to the dense ones.
+@njit(cache=True, nogil=True)
+def sparse_phi_add(n_wk, n_k, beta, bg, ptr, top, val, new_ptr, new_top, new_val):
+    """Merge one sample into the sparse phi sums (see above); ``bg`` is updated in place.
+
+    new_val[w, k] = val[w, k] + (n_wk + beta) * inv_k, a new stored cell starting from bg[k]. Each word's
+    topics are stored in increasing order. ``new_top`` / ``new_val`` must have room for len(top) + the
+    non-zero cells of n_wk; returns the number written (new_ptr[V]).
+    """
+    V, K = n_wk.shape
+    inv = np.empty(K)
+    for k in range(K):
+        inv[k] = 1.0 / (n_k[k] + V * beta)
+    o = 0
+    for w in range(V):
+        new_ptr[w] = o
+        j = ptr[w]
+        end = ptr[w + 1]
+        nxt = top[j] if j < end else K
+        for k in range(K):
+            c = n_wk[w, k]
+            if k == nxt:
+                x = val[j]
+                x += (c + beta) * inv[k]
+                new_top[o] = k
+                new_val[o] = x
+                o += 1
+                j += 1
+                nxt = top[j] if j < end else K
+            elif c != 0:
+                x = bg[k]
+                x += (c + beta) * inv[k]
+                new_top[o] = k
+                new_val[o] = x
+                o += 1
+    new_ptr[V] = o
+    for k in range(K):
+        x = bg[k]
+        x += (0 + beta) * inv[k]
+        bg[k] = x
+    return o
+
+
+@njit(cache=True, nogil=True)
+def sparse_phi_row(w, bg, ptr, top, val, row):
+    """row[k] = the sum of cell (w, k): its stored value, else the background bg[k]."""
+    K = row.shape[0]
+    for k in range(K):
+        row[k] = bg[k]
+    for j in range(ptr[w], ptr[w + 1]):
+        row[top[j]] = val[j]
+
+
+@njit(cache=True, nogil=True)
+def sparse_phi_dense(bg, ptr, top, val, out):
+    """out (V, K) = the dense sums (what accumulate_phi would hold)."""
+    V = out.shape[0]
+    for w in range(V):
+        sparse_phi_row(w, bg, ptr, top, val, out[w])
+
+
+@njit(cache=True, nogil=True)
+def sparse_phi_topic_word(bg, ptr, top, val, out):
+    """out[k, w] = sum[w, k] / sum_w sum[w, k]: normalised_transpose of the dense sums, bit for bit
+    (the column sums add the same float32 values in the same order)."""
+    K, V = out.shape
+    row = np.empty(K, dtype=val.dtype)
+    tot = np.zeros(K)
+    for w in range(V):
+        sparse_phi_row(w, bg, ptr, top, val, row)
+        for k in range(K):
+            tot[k] += row[k]
+    for k in range(K):
+        tot[k] = 1.0 / tot[k]
+    for w in range(V):
+        sparse_phi_row(w, bg, ptr, top, val, row)
+        for k in range(K):
+            out[k, w] = row[k] * tot[k]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harmonium._heap import release_free_heap
 from harmonium._lazy import lazy
 from harmonium._validation import NONE, InstanceOf, Interval, LazyOptions, Options
 from harmonium.corpus.corpus import Corpus
@@ -343,6 +344,8 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         if self.sampler == "alias_mh":
             warnings.warn(ALIAS_MH_DEPRECATED, FutureWarning, stacklevel=3)
         tokens = corpus.tokens()
+        # the token stream's build arrays and whatever the caller freed before fit: heap pages back to the system
+        release_free_heap()
         algo = _algorithm(self.inference)
         burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
         ckpt = rec.checkpoint
@@ -358,10 +361,15 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         current = {"model": model}
         n_tokens = int(tokens.words.shape[0])
 
+        first = rec.start + 1
+
         def step(it, st, info):
             m = current["model"]
-            if keep_sample(it, burn_in, self.thin):
+            kept = keep_sample(it, burn_in, self.thin)
+            if kept:
                 average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta, m.seeds)
+            if kept or it == first:  # the sums' replaced arrays, the kernels' loading: heap pages back
+                release_free_heap()
             if self.optimize_interval and it > self.optimize_burn_in and it % self.optimize_interval == 0:
                 current["model"] = _optimize_hyperparameters(st, m)
 

@@ -13,7 +13,7 @@ import pathlib
 import harmonium
 
 RANK = {
-    "_kernels": 0, "errors": 0, "_validation": 0, "_version": 0, "_lazy": 0, "_progress": 0,
+    "_kernels": 0, "errors": 0, "_validation": 0, "_version": 0, "_lazy": 0, "_progress": 0, "_heap": 0,
     "expfam": 1, "corpus": 1, "io": 1, "parallel": 1, "datasets": 1,
     "models": 2, "inference": 3, "evaluation": 4, "estimators": 5, "report": 6, "experiments": 7,
     "cli": 8,

@@ -12,8 +12,13 @@ draws:
                    (seeded topics: beta + delta_kw over V beta + Delta_k)
     theta_hat_dk = 1/S sum_s (n_dk^(s) + alpha_k) / (N_d + sum alpha)
 
-Storage (issue 21): the phi sum is a V x K float32 array. The theta sum is
-never a dense D x K array: since N_d does not change between samples,
+Storage (issue 21): neither sum is a dense array. The phi sum is float32;
+a cell whose count has been zero in every retained sample holds a value
+shared by its whole topic (the sum of beta / (n_k + V beta)), so only the
+cells that have held a count are stored (:class:`SparsePhiSum`), and the
+stored values go through the float operations of the dense accumulator,
+which makes phi_hat bit-identical to it. The theta sum: since N_d does not
+change between samples,
 
     theta_hat_dk ∝ sum_s alpha_k^(s) / (N_d + A^(s))  +  sum_s n_dk^(s) / (N_d + A^(s))
 
@@ -73,6 +78,7 @@ class SparseThetaSum:
         new_top = np.empty(room, dtype=self.top.dtype)
         new_val = np.empty(room, dtype=np.float32)
         n = lda_stats.sparse_theta_add(n_dk, inv_len, self.ptr, self.top, self.val, new_ptr, new_top, new_val)
+        self.ptr = self.top = self.val = None  # the old arrays go before the new ones are trimmed
         new_top.resize(n, refcheck=False)  # shrinks the block in place (realloc): no second copy
         new_val.resize(n, refcheck=False)
         self.ptr, self.top, self.val = new_ptr, new_top, new_val
@@ -124,13 +130,92 @@ class SparseThetaSum:
         return out  # doc_len stays None: the next add() takes N_d from its n_dk
 
 
+class SparsePhiSum:
+    """sum_s (n_wk^(s) + beta) / (n_k^(s) + V beta) over samples s, in float32, bit-identical to the dense sum
+    of :func:`harmonium._kernels.lda_stats.accumulate_phi`, without a V x K array.
+
+    A cell (w, k) whose count has been zero in every sample so far holds the topic's background
+    ``bg[k]`` (the float32 sum of beta / (n_k^(s) + V beta), built by the same operations); only the
+    cells that have held a count are stored, per word in increasing topic order (CSR: ``ptr`` (V + 1),
+    ``top``, ``val``). At K = 1000 on Debian that is 3.3 M cells after 3 samples instead of 18.6 M.
+    """
+
+    def __init__(self, n_words: int, n_topics: int):
+        self.shape = (int(n_words), int(n_topics))
+        self.ptr = np.zeros(n_words + 1, dtype=np.int64)
+        self.top = np.zeros(0, dtype=_topic_dtype(n_topics))
+        self.val = np.zeros(0, dtype=np.float32)
+        self.bg = np.zeros(n_topics, dtype=np.float32)
+
+    def add(self, n_wk, n_k, beta: float) -> None:
+        """Add one sample's (n_wk + beta) / (n_k + V beta) (``n_wk``, ``n_k`` with any seed counts in them)."""
+        V, K = self.shape
+        # room for every cell a word could add: at most its count, at most K per word (unused tail cut off)
+        room = self.top.shape[0] + int(min(V * K, int(np.asarray(n_k).sum(dtype=np.int64))))
+        new_ptr = np.empty_like(self.ptr)
+        new_top = np.empty(room, dtype=self.top.dtype)
+        new_val = np.empty(room, dtype=np.float32)
+        n = lda_stats.sparse_phi_add(n_wk, n_k, float(beta), self.bg, self.ptr, self.top, self.val,
+                                     new_ptr, new_top, new_val)
+        self.ptr = self.top = self.val = None  # the old arrays go before the new ones are trimmed
+        new_top.resize(n, refcheck=False)
+        new_val.resize(n, refcheck=False)
+        self.ptr, self.top, self.val = new_ptr, new_top, new_val
+
+    def dense(self) -> np.ndarray:
+        """The (V, K) float32 sums, as the dense accumulator would hold them."""
+        out = np.empty(self.shape, dtype=np.float32)
+        lda_stats.sparse_phi_dense(self.bg, self.ptr, self.top, self.val, out)
+        return out
+
+    def topic_word(self) -> np.ndarray:
+        """phi_hat (K, V) float64, rows summing to one; bit-identical to normalising the dense sums."""
+        V, K = self.shape
+        out = np.empty((K, V))
+        lda_stats.sparse_phi_topic_word(self.bg, self.ptr, self.top, self.val, out)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.ptr, self.top, self.val, self.bg))
+
+    def to_arrays(self, prefix: str) -> dict:
+        return {f"{prefix}_ptr": self.ptr, f"{prefix}_top": self.top, f"{prefix}_val": self.val,
+                f"{prefix}_bg": self.bg}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, prefix: str) -> SparsePhiSum:
+        out = cls.__new__(cls)
+        out.bg = np.array(arrays[f"{prefix}_bg"], dtype=np.float32)
+        out.ptr = np.array(arrays[f"{prefix}_ptr"], dtype=np.int64)
+        out.shape = (out.ptr.shape[0] - 1, out.bg.shape[0])
+        out.top = np.array(arrays[f"{prefix}_top"], dtype=_topic_dtype(out.shape[1]))
+        out.val = np.array(arrays[f"{prefix}_val"], dtype=np.float32)
+        return out
+
+    @classmethod
+    def from_dense(cls, phi_wk_sum) -> SparsePhiSum:
+        """Migration of a dense (V, K) sum (checkpoints written before the sparse sums): every cell stored."""
+        V, K = phi_wk_sum.shape
+        out = cls(V, K)
+        out.ptr = np.arange(0, V * K + 1, K, dtype=np.int64)
+        out.top = np.tile(np.arange(K, dtype=out.top.dtype), V)
+        out.val = np.ascontiguousarray(phi_wk_sum, dtype=np.float32).reshape(-1).copy()
+        return out
+
+
 class ChainAverage:
-    """Running Rao-Blackwellised sums of phi (V x K float32) and theta (sparse) over retained samples."""
+    """Running Rao-Blackwellised sums of phi and theta over retained samples, both sparse."""
 
     def __init__(self, n_docs: int, n_words: int, n_topics: int):
-        self.phi_wk_sum = np.zeros((n_words, n_topics), dtype=np.float32)
+        self.phi = SparsePhiSum(n_words, n_topics)
         self.theta = SparseThetaSum(n_docs, n_topics)
         self.n_samples = 0
+
+    @property
+    def phi_wk_sum(self) -> np.ndarray:
+        """The (V, K) float32 phi sums as a dense array (made on each access; the fit never does)."""
+        return self.phi.dense()
 
     def add(self, n_dk, n_wk, n_k, alpha, beta: float, seeds=None) -> None:
         """Add the conditional posterior means of one retained sample.
@@ -139,16 +224,13 @@ class ChainAverage:
         delta is added to ``n_wk`` and ``n_k`` for the accumulation and removed again.
         """
         with seeded_counts(n_wk, n_k, seeds):
-            lda_stats.accumulate_phi(self.phi_wk_sum, n_wk, n_k, float(beta))
+            self.phi.add(n_wk, n_k, beta)
         self.theta.add(n_dk, alpha)
         self.n_samples += 1
 
     def topic_word(self) -> np.ndarray:
         """phi_hat as a (K, V) float64 array with rows summing to one (no V x K temporaries)."""
-        V, K = self.phi_wk_sum.shape
-        out = np.empty((K, V))
-        lda_stats.normalised_transpose(self.phi_wk_sum, out)
-        return out
+        return self.phi.topic_word()
 
     def doc_topic(self, *, in_place: bool = False) -> np.ndarray:
         """theta_hat as a (D, K) float32 array with rows summing to one (made from the sparse sums).
@@ -158,12 +240,15 @@ class ChainAverage:
         return self.theta.dense()
 
     def to_arrays(self) -> dict:
-        return {"rb_phi_wk_sum": self.phi_wk_sum, **self.theta.to_arrays("rb_theta")}
+        return {**self.phi.to_arrays("rb_phi"), **self.theta.to_arrays("rb_theta")}
 
     @classmethod
     def from_arrays(cls, arrays: dict, n_samples: int) -> ChainAverage:
         out = cls.__new__(cls)
-        out.phi_wk_sum = np.array(arrays["rb_phi_wk_sum"], dtype=np.float32)
+        if "rb_phi_wk_sum" in arrays:  # a checkpoint written before the sparse phi sums
+            out.phi = SparsePhiSum.from_dense(arrays["rb_phi_wk_sum"])
+        else:
+            out.phi = SparsePhiSum.from_arrays(arrays, "rb_phi")
         if "rb_theta_sum" in arrays:  # a checkpoint written before the sparse sums
             out.theta = SparseThetaSum.from_dense(arrays["rb_theta_sum"])
         else:
