@@ -31,6 +31,8 @@ import math
 
 from numba import njit
 
+from harmonium._kernels.categorical import draw_unnormalised
+
 
 @njit(cache=True, nogil=True)
 def log_beta(x, y):
@@ -92,15 +94,9 @@ def _draw_log(rng, logp, n):
     for k in range(1, n):
         if logp[k] > m:
             m = logp[k]
-    total = 0.0
     for k in range(n):
-        total += math.exp(logp[k] - m)
-        logp[k] = total
-    u = rng.random() * total
-    for k in range(n - 1):
-        if u < logp[k]:
-            return k
-    return n - 1
+        logp[k] = math.exp(logp[k] - m)
+    return draw_unnormalised(rng, logp, n)
 
 
 @njit(cache=True, nogil=True)
