@@ -122,12 +122,16 @@ class SparseThetaSum:
     @classmethod
     def from_dense(cls, theta_sum) -> SparseThetaSum:
         """Migration of a dense sum (checkpoints written before issue 21): every entry stored, alphas inside."""
-        D, K = theta_sum.shape
-        out = cls(D, K)
-        out.ptr = np.arange(0, D * K + 1, K, dtype=np.int64)
-        out.top = np.tile(np.arange(K, dtype=out.top.dtype), D)
-        out.val = np.ascontiguousarray(theta_sum, dtype=np.float32).reshape(-1).copy()
+        out = cls(*theta_sum.shape)
+        out.ptr, out.top, out.val = _every_cell(theta_sum, out.top.dtype)
         return out  # doc_len stays None: the next add() takes N_d from its n_dk
+
+
+def _every_cell(dense, top_dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ptr, top, val) of the sparse rows that store every cell of a dense (rows, K) sum (the migrations)."""
+    n_rows, K = dense.shape
+    return (np.arange(0, n_rows * K + 1, K, dtype=np.int64), np.tile(np.arange(K, dtype=top_dtype), n_rows),
+            np.ascontiguousarray(dense, dtype=np.float32).reshape(-1).copy())
 
 
 class SparsePhiSum:
@@ -196,11 +200,8 @@ class SparsePhiSum:
     @classmethod
     def from_dense(cls, phi_wk_sum) -> SparsePhiSum:
         """Migration of a dense (V, K) sum (checkpoints written before the sparse sums): every cell stored."""
-        V, K = phi_wk_sum.shape
-        out = cls(V, K)
-        out.ptr = np.arange(0, V * K + 1, K, dtype=np.int64)
-        out.top = np.tile(np.arange(K, dtype=out.top.dtype), V)
-        out.val = np.ascontiguousarray(phi_wk_sum, dtype=np.float32).reshape(-1).copy()
+        out = cls(*phi_wk_sum.shape)
+        out.ptr, out.top, out.val = _every_cell(phi_wk_sum, out.top.dtype)
         return out
 
 
