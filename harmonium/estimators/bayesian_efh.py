@@ -72,8 +72,11 @@ class BayesianEFH(_HarmoniumEstimator):
         mu and sigma of W_j ~ N(mu, diag(sigma^2)) (eq. 7; seed 000 §5.1 uses 0 and 0.1).
     prior_covariance : (M, M) array-like, optional
         A full covariance for the first wing's columns instead of ``prior_scale``.
-    empirical_bayes : bool, default False
-        Estimate mu and sigma by Monte Carlo EM (eqs. 23-27) started from the ML couplings.
+    empirical_bayes : {False, True, "scale"}, default False
+        Estimate mu and sigma by Monte Carlo EM (eqs. 23-27) started from the ML couplings; "scale":
+        keep mu at ``prior_mean`` and estimate sigma alone, started from ``prior_scale`` (a free mu
+        breaks the rotation invariance of the posterior of W W^T and can run away; see
+        :mod:`harmonium.inference.learning.empirical_bayes`).
     n_em_iter : int, default 5
     sampler : {"langevin", "mala", "sgld"}, default "langevin"
         The paper's unadjusted Langevin chain (eq. 13); Metropolis-adjusted with the log Z ratio
@@ -120,7 +123,7 @@ class BayesianEFH(_HarmoniumEstimator):
         "hidden": [InstanceOf((str, dict), "a unit type")],
         "prior_mean": [_ARRAYLIKE], "prior_scale": [_ARRAYLIKE],
         "prior_covariance": [InstanceOf((list, tuple, np.ndarray), "an (M, M) array"), NONE],
-        "empirical_bayes": [Options((False, True))],
+        "empirical_bayes": [Options((False, True, "scale"))],
         "n_em_iter": [Interval("int", 1, None)],
         "sampler": [Options(("langevin", "mala", "sgld"))],
         "step_size": [Interval("real", 0, None, "neither")],
@@ -204,9 +207,13 @@ class BayesianEFH(_HarmoniumEstimator):
         name = type(self).__name__
         priors = self._priors(ml)
         if self.empirical_bayes:
+            given = {}
+            if self.empirical_bayes == "scale":
+                given = {"init_means": [p.mean for p in priors], "init_scales": [p.scale for p in priors],
+                         "fit_mean": False}
             em = monte_carlo_em(rng, ml, xs, cfg, n_em_iter=self.n_em_iter, n_chains=min(2, self.n_chains),
                                 n_warmup=max(1, self.n_warmup // 2), n_samples=max(2, self.n_samples // 5),
-                                thin=self.thin)
+                                thin=self.thin, **given)
             priors = [befh.GaussianColumnPrior(w.size, m, s) for w, m, s in zip(ml.wings, em.means, em.scales,
                                                                                  strict=True)]
             self.em_history_ = em.history
