@@ -51,8 +51,11 @@ from harmonium.models.undirected.variants import gb_efh  # noqa: E402
 
 M, J = 100, 10
 EPS, L_BRIEF, SIGMA = 0.02, 1, 0.1
+# Fig. 5's posterior runs: eps at ~3/4 of the divergence threshold at N = 200 (0.04 diverged there), 4 chains
+# (Vehtari et al. 2021, Bayesian Analysis 16(2): R-hat <= 1.01 and bulk ESS >= 400 from >= 4 chains)
+EPS_FIG5 = 0.03
 CD_LR, CD_EPOCHS = 0.01, 1000
-N_WARMUP, N_DRAWS, THIN, N_CHAINS = 1000, 400, 5, 3
+N_WARMUP, N_DRAWS, THIN, N_CHAINS = 2000, 800, 10, 4
 
 
 def true_couplings(seed: int = 0):
@@ -93,16 +96,37 @@ def ml_cd(rng, X, V_true, record=(50, 100, 250, 500, 1000)):
     return st.model.params["W:0"].copy(), out
 
 
-def langevin(rng, X, prior, n_chains=N_CHAINS, n_warmup=None, n_draws=None, thin=THIN):
+def langevin(rng, X, prior, n_chains=None, n_warmup=None, n_draws=None, thin=None):
+    n_chains = N_CHAINS if n_chains is None else n_chains
+    thin = THIN if thin is None else thin
     n_warmup = N_WARMUP if n_warmup is None else n_warmup
     n_draws = N_DRAWS if n_draws is None else n_draws
     m = model0()
     starts = np.stack([prior.sample(rng, J).ravel() for _ in range(n_chains)])
-    res = bl.sample_posterior(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS, n_gibbs=L_BRIEF),
+    res = bl.sample_posterior(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS_FIG5, n_gibbs=L_BRIEF),
                               n_chains=n_chains, n_warmup=n_warmup, n_samples=n_draws, thin=thin,
                               init_positions=starts, trace_index=(0,))
     D = res.draws.reshape(-1, M, J)
     return res, np.einsum("kij,klj->il", D, D) / D.shape[0]
+
+
+def _identified_diagnostics(draws):
+    """Convergence of quantities that are identified (invariant under W -> WQ, eq. 28): split R-hat and
+    bulk ESS of the J eigenvalues of V = W W^T, and the worst R-hat over 500 entries of V when only the
+    first 1/8, 1/4, 1/2 and all of the stored draws are used (for the R-hat-vs-steps plot)."""
+    from harmonium.estimators.bayesian_efh import _v_diagnostics
+    from harmonium.evaluation.diagnostics import ess_bulk, rhat
+
+    n_c, n_s, _ = draws.shape
+    D = draws.reshape(n_c, n_s, M, J)
+    ev = np.linalg.svd(D, compute_uv=False) ** 2  # the J eigenvalues of W W^T
+    path = {}
+    for frac in (8, 4, 2, 1):
+        k = n_s // frac
+        if k >= 8:
+            path[str(k)] = _v_diagnostics(draws[:, :k], model0())["max_rhat"]
+    return {"rhat_eig_max": float(np.max(rhat(ev))), "ess_eig_min": float(np.min(ess_bulk(ev))),
+            "rhat_V_max_by_draws": path}
 
 
 def fig5_errors(args, W_true, emit):
@@ -122,16 +146,20 @@ def fig5_errors(args, W_true, emit):
             res, V_b = langevin(rng, X, prior)
             t_b = time.perf_counter() - t0
             diag = _v_diagnostics(res.draws, model0())
+            ident = _identified_diagnostics(res.draws)
             rec = {"exp": "fig5", "N": n, "run": r, "data_mean": float(X.mean()),
                    "cftp_max_T": int(info.horizons.max()),
                    "ml_final": ml_path[CD_EPOCHS], "ml_best": min(ml_path.values()), "ml_path": ml_path,
                    "bayes": errors(V_b, V), "zero": errors(np.zeros_like(V), V), "n_divergent": res.n_divergent,
-                   "rhat_V_max": diag["max_rhat"], "ess_V_min": diag["min_ess_bulk"], "seconds_ml": t_ml,
+                   "rhat_V_max": diag["max_rhat"], "ess_V_min": diag["min_ess_bulk"], **ident,
+                   "n_chains": N_CHAINS, "n_steps": N_WARMUP + N_DRAWS * THIN, "eps": EPS_FIG5, "seconds_ml": t_ml,
                    "seconds_bayes": t_b}
             emit(rec)
             print(f"N={n} run={r}: ML mae {rec['ml_final'][0]:.4f} (best {rec['ml_best'][0]:.4f})  "
                   f"Bayes mae {rec['bayes'][0]:.4f}  mre ML {rec['ml_final'][1]:.3f} Bayes {rec['bayes'][1]:.3f}  "
-                  f"R-hat(V) {diag['max_rhat']:.2f}  {t_ml:.1f}s/{t_b:.1f}s", flush=True)
+                  f"R-hat(V) {diag['max_rhat']:.3f} ESS(V) {diag['min_ess_bulk']:.0f} R-hat(eig) "
+                  f"{ident['rhat_eig_max']:.3f} ESS(eig) {ident['ess_eig_min']:.0f}  {t_ml:.1f}s/{t_b:.1f}s",
+                  flush=True)
             if r == 0 and (n == 100 or fig3 is None):
                 fig3, fig3_n = res.trace, n
     emit({"exp": "fig3", "N": fig3_n, "eps": EPS, "trace_W11": fig3.tolist()})
@@ -223,27 +251,81 @@ def variance_313(args, W_true, emit):
     return out
 
 
+def _eb_run(rng, model, X, V, s0, n_iter, fit_mean, eps=EPS, init_means=None):  # eps 0.02 < 2 sigma*/3
+    """One Monte Carlo EM run (E-step: 2 chains, 300 burn-in, 50 draws thinned by 5) from sigma = s0."""
+    M_, J_ = model.params["W:0"].shape
+    if init_means is None:
+        init_means = [np.zeros(M_)]
+    t0 = time.perf_counter()
+    em = monte_carlo_em(rng, model, X, bl.LangevinConfig(step_size=eps), n_em_iter=n_iter, n_chains=2,
+                        n_warmup=300, n_samples=50, thin=5, init_means=init_means,
+                        init_scales=None if s0 is None else [np.full(M_, s0)], fit_mean=fit_mean, min_scale=1e-3)
+    D = em.samples.draws.reshape(-1, M_, J_)
+    V_b = np.einsum("kij,klj->il", D, D) / D.shape[0]
+    return {"sigma_path": [float(h[1][0].mean()) for h in em.history],
+            "mu_path": [float(h[0][0].mean()) for h in em.history], "V_error": errors(V_b, V),
+            "seconds": time.perf_counter() - t0}
+
+
 def empirical_bayes(args, W_true, emit):
+    """Monte Carlo EM (eqs. 23-27) from a sigma 3x too large and 3x too small.
+
+    sigma* = rms(W_true) = sqrt(||W_true||_F^2 / (M J)), the rotation-invariant scale of W_true (the prior
+    with mu = 0 is invariant under W -> WQ, as p(X | W) is; eq. 28). Two problems: the §5.1 data (N = 100),
+    and a well-specified one (W_true drawn from the column-iid prior itself: M = 20, J = 3, sigma = 0.3,
+    N = 500, data by 200 heat-bath sweeps since V has entries of both signs). mu is held at 0 (fit_mean
+    False) except in the "paper" row (eqs. 24-27 with mu free, from W^MLE), kept to show why.
+    """
     V = W_true @ W_true.T
+    s_star = float(np.sqrt(np.mean(W_true**2)))
     rng = np.random.default_rng(2327)
     X, _ = cftp.sample(rng, W_true, None, 100)
+    # the fixed prior of Fig. 5 on the same data, for comparison
+    res, V_fixed = langevin(np.random.default_rng(1), X, befh.GaussianColumnPrior(M, 0.0, SIGMA), n_chains=2,
+                            n_warmup=300, n_draws=50)
+    fixed = errors(V_fixed, V)
     W_ml, _ = ml_cd(rng, X, V)
     m = model0()
     m.params["W:0"] = W_ml
-    t0 = time.perf_counter()
-    em = monte_carlo_em(rng, m, X, bl.LangevinConfig(step_size=EPS), n_em_iter=5, n_chains=2, n_warmup=300,
-                        n_samples=50, thin=5)
-    D = em.samples.draws.reshape(-1, M, J)
-    V_b = np.einsum("kij,klj->il", D, D) / D.shape[0]
-    rec = {"exp": "empirical_bayes", "N": 100, "seconds": time.perf_counter() - t0,
-           "mu0_mean": float(W_ml.mean()), "sigma0_mean": float(W_ml.std(axis=1, ddof=1).mean()),
-           "history": [{"mu_mean": float(h[0][0].mean()), "sigma_mean": float(h[1][0].mean())} for h in em.history],
-           "bayes_eb": errors(V_b, V), "true_row_mean_of_W": float(W_true.mean()),
-           "true_row_sd_of_W": float(W_true.std(axis=1, ddof=1).mean())}
+    paper = _eb_run(np.random.default_rng(3), m, X, V, None, 5, True, init_means=None)
+    rec = {"exp": "empirical_bayes", "problem": "5.1", "N": 100, "start": "ML (eqs. 26-27), mu free",
+           "sigma_star": s_star, "fixed_prior_V_error": fixed, **paper}
     emit(rec)
-    print(f"EB: sigma {rec['sigma0_mean']:.4f} -> " + " -> ".join(f"{h['sigma_mean']:.4f}" for h in rec["history"])
-          + f"; mae/mre {rec['bayes_eb']}", flush=True)
-    return rec
+    print(f"EB 5.1 paper (mu free, ML start): sigma {' '.join(f'{v:.4f}' for v in paper['sigma_path'])}; mu -> "
+          f"{paper['mu_path'][-1]:.4f}; V mae {paper['V_error'][0]:.4f} (fixed prior {fixed[0]:.4f})", flush=True)
+    for factor in (3.0, 1.0 / 3.0):
+        m = model0()
+        m.params["W:0"] = factor * s_star * np.random.default_rng(5).standard_normal((M, J))
+        one = _eb_run(np.random.default_rng(4), m, X, V, factor * s_star, 1, False)
+        out = _eb_run(np.random.default_rng(4), m, X, V, factor * s_star, args.eb_iter, False)
+        rec = {"exp": "empirical_bayes", "problem": "5.1", "N": 100, "start_factor": factor, "sigma_star": s_star,
+               "sigma_error_start": abs(factor - 1.0), "sigma_error_final": abs(out["sigma_path"][-1] / s_star - 1),
+               "V_error_at_start_prior": one["V_error"], "fixed_prior_V_error": fixed, **out}
+        emit(rec)
+        print(f"EB 5.1 from {factor:.2f} sigma*: sigma {' '.join(f'{v:.3f}' for v in out['sigma_path'])} "
+              f"(sigma* {s_star:.4f}); V mae start-prior {one['V_error'][0]:.4f} -> EB {out['V_error'][0]:.4f}",
+              flush=True)
+    # well-specified: W_true drawn from the prior
+    Mw, Jw, Nw, sw = 20, 3, 500, 0.3
+    rng = np.random.default_rng(11)
+    Ww = sw * rng.standard_normal((Mw, Jw))
+    Xw = cftp.forward_sample(rng, Ww, None, Nw, n_sweeps=200, start=1.0)
+    Vw = Ww @ Ww.T
+    sw_star = float(np.sqrt(np.mean(Ww**2)))
+    for factor in (3.0, 1.0 / 3.0):
+        mw = gb_efh(Mw, Jw, dtype=np.float64, fixed={"v:0:bias"})
+        mw.params["W:0"] = factor * sw_star * np.random.default_rng(5).standard_normal((Mw, Jw))
+        one = _eb_run(np.random.default_rng(4), mw, Xw, Vw, factor * sw_star, 1, False)
+        orc = _eb_run(np.random.default_rng(4), mw, Xw, Vw, sw_star, 1, False)
+        out = _eb_run(np.random.default_rng(4), mw, Xw, Vw, factor * sw_star, args.eb_iter, False)
+        rec = {"exp": "empirical_bayes", "problem": "well-specified", "M": Mw, "J": Jw, "N": Nw, "sigma_draw": sw,
+               "start_factor": factor, "sigma_star": sw_star, "sigma_error_start": abs(factor - 1.0),
+               "sigma_error_final": abs(out["sigma_path"][-1] / sw_star - 1), "V_error_at_start_prior": one["V_error"],
+               "V_error_at_true_sigma": orc["V_error"], **out}
+        emit(rec)
+        print(f"EB well-specified from {factor:.2f} sigma*: sigma {' '.join(f'{v:.3f}' for v in out['sigma_path'])} "
+              f"(sigma* {sw_star:.4f}); V mae start-prior {one['V_error'][0]:.4f} -> EB {out['V_error'][0]:.4f} "
+              f"(at sigma* {orc['V_error'][0]:.4f})", flush=True)
 
 
 def tiny_posterior(args, W_true, emit):
@@ -357,8 +439,13 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb tiny")
     ap.add_argument("--warmup", type=int, default=N_WARMUP, help="Langevin burn-in steps (fig5)")
     ap.add_argument("--draws", type=int, default=N_DRAWS, help="stored draws per chain (fig5)")
+    ap.add_argument("--thin", type=int, default=THIN, help="Langevin steps per stored draw (fig5)")
+    ap.add_argument("--chains", type=int, default=N_CHAINS, help="Langevin chains (fig5)")
+    ap.add_argument("--eps", type=float, default=EPS_FIG5, help="Langevin step size (fig5)")
+    ap.add_argument("--eb-iter", type=int, default=30, help="Monte Carlo EM iterations (eb)")
     args = ap.parse_args(argv)
-    globals().update(N_WARMUP=args.warmup, N_DRAWS=args.draws)
+    globals().update(N_WARMUP=args.warmup, N_DRAWS=args.draws, THIN=args.thin, N_CHAINS=args.chains,
+                     EPS_FIG5=args.eps)
     W_true, redraws = true_couplings(0)
     path = args.out + ".jsonl"
     todo = set(args.only or ["fig5", "fig4", "fig6", "var", "eb", "tiny"])
@@ -370,7 +457,8 @@ def main(argv=None):
             fh.flush()
 
         emit({"exp": "setup", "M": M, "J": J, "A_redraws": redraws, "V_min": float((W_true @ W_true.T).min()),
-              "V_mean": float((W_true @ W_true.T).mean()), "eps": EPS, "l": L_BRIEF, "sigma": SIGMA,
+              "V_mean": float((W_true @ W_true.T).mean()), "eps": EPS, "eps_fig5": EPS_FIG5,
+              "l": L_BRIEF, "sigma": SIGMA,
               "cd_lr": CD_LR, "cd_epochs": CD_EPOCHS, "n_warmup": N_WARMUP, "n_draws": N_DRAWS, "thin": THIN,
               "n_chains": N_CHAINS, "argv": sys.argv})
         fig3 = fig4 = fig6 = None

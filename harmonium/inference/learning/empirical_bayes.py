@@ -8,7 +8,10 @@ data term does not depend on the hyperparameters, so
     sigma_i = sqrt( (1 / (JK - 1)) sum_j sum_k (W_ij,k - mu_i)^2 )          (eq. 25)
 
 (per wing, i over the wing's units). EM starts from the ML estimate W^MLE (eqs. 26-27): mu_i the
-row mean of W^MLE, sigma_i its row standard deviation (ddof 1).
+row mean of W^MLE, sigma_i its row standard deviation (ddof 1). Optionally the visible biases theta
+("ML estimation for other model parameters ... roughly follows the same scheme", §4) take
+``theta_steps`` gradient steps per M-step on (1/K) sum_k log p(X | W_k, theta), the log Z part by
+brief sampling.
 
 ``fit_mean=False`` keeps mu fixed (e.g. at the §5.1 value 0) and estimates sigma alone, by the ML
 variance about the known mean, sigma_i^2 = (1 / JK) sum_j sum_k (W_ij,k - mu_i)^2. Why it matters:
@@ -17,10 +20,8 @@ invariant under W -> WQ as well, so the posterior of V does not depend on how W 
 mu breaks that invariance: the M-step sets mu_i to the row mean of W, the next E-step pulls every
 column towards mu, which spreads the data's dominant (Perron) direction of V over all J columns and
 raises the row means again. On the §5.1 problem this feedback took mu from 0.014 to 0.09 in five
-iterations and the V-hat error to 0.046 against 0.016 with the fixed prior (benchmarks/harmoniums/README.md). Optionally the visible biases theta
-("ML estimation for other model parameters ... roughly follows the same scheme", §4) take
-``theta_steps`` gradient steps per M-step on (1/K) sum_k log p(X | W_k, theta), the log Z part by
-brief sampling.
+iterations and the V-hat error to 0.046 against 0.016 with the fixed prior
+(benchmarks/harmoniums/README.md).
 
 ``min_scale`` floors sigma (default: the Langevin step size): with few data the EM fixed point can
 collapse towards sigma = 0 (the posterior then concentrates on the prior mean, which re-estimates
