@@ -9,8 +9,12 @@
 * ML: full-batch gradient ascent with CD-1 from W ~ N(0, 0.01^2) (theta = 0 known), learning rate
   0.01, 1,000 epochs; the error is recorded along the way, so "ML best" (the best epoch in hindsight,
   an oracle ML cannot have) is reported next to "ML final".
-* Bayes: the Langevin posterior (prior mu = 0, sigma = 0.1, l = 1, eps = 0.02), 3 chains from prior
-  draws, 1,000 burn-in steps, 400 draws thinned by 5; V-hat is the posterior mean of W W^T.
+* Bayes: the Langevin posterior (prior mu = 0, sigma = 0.1, l = 1, eps = 0.03: ~3/4 of the step that
+  diverges at N = 200), 4 chains from prior draws, 2,000 burn-in steps, 1,500 draws thinned by 10; V-hat
+  is the posterior mean of W W^T. Convergence is judged on identified quantities only (W is identified
+  up to W -> WQ, eq. 28): split R-hat and bulk ESS of 500 entries of V and of V's J eigenvalues, and the
+  worst R-hat over V after 1/8, 1/4, 1/2 and all of the draws (<out>-rhat.png with ``--only fig5 plot``).
+  ``--eps --chains --warmup --draws --thin`` change the setting (the ablation in the README).
 * mae / mre of V-hat against V_true (eqs. 29-30), mean and standard error over runs, per N.
 * Fig. 3: W_11 traces of three chains. Fig. 4: d log Z / d W_11 by brief sampling against l, vs
   perfect sampling (CFTP), 50 runs x 100 samples, at W_true and at 0.8 W_true (data from W_true).
@@ -19,7 +23,9 @@
   sweeps when V' has a negative entry) and by the first-order
   approximation (eq. 20), against the log Z part of the Langevin move, at W_true and a W' one
   Langevin step away.
-* Empirical Bayes (eqs. 23-27) on one N = 100 data set from the ML start.
+* Empirical Bayes (eqs. 23-27): on one §5.1 data set (N = 100) from the ML start with mu free (the
+  paper's EM), and with mu = 0 held from a sigma 3x too large and 3x too small (also with l = 50:
+  ``--only eb_l``); and on a well-specified problem (W drawn from the column-iid prior).
 * "tiny": Langevin with brief sampling (l = 1, 5, 25) and with the exact grad log Z against the exact
   posterior (quadrature) of the enumerable GB-EFH of the tests.
 
@@ -55,7 +61,7 @@ EPS, L_BRIEF, SIGMA = 0.02, 1, 0.1
 # (Vehtari et al. 2021, Bayesian Analysis 16(2): R-hat <= 1.01 and bulk ESS >= 400 from >= 4 chains)
 EPS_FIG5 = 0.03
 CD_LR, CD_EPOCHS = 0.01, 1000
-N_WARMUP, N_DRAWS, THIN, N_CHAINS = 2000, 800, 10, 4
+N_WARMUP, N_DRAWS, THIN, N_CHAINS = 2000, 1500, 10, 4
 
 
 def true_couplings(seed: int = 0):
@@ -162,7 +168,7 @@ def fig5_errors(args, W_true, emit):
                   flush=True)
             if r == 0 and (n == 100 or fig3 is None):
                 fig3, fig3_n = res.trace, n
-    emit({"exp": "fig3", "N": fig3_n, "eps": EPS, "trace_W11": fig3.tolist()})
+    emit({"exp": "fig3", "N": fig3_n, "eps": EPS_FIG5, "every": 10, "trace_W11": fig3[:, ::10].tolist()})
     return fig3
 
 
@@ -251,13 +257,13 @@ def variance_313(args, W_true, emit):
     return out
 
 
-def _eb_run(rng, model, X, V, s0, n_iter, fit_mean, eps=EPS, init_means=None):  # eps 0.02 < 2 sigma*/3
+def _eb_run(rng, model, X, V, s0, n_iter, fit_mean, eps=EPS, init_means=None, n_gibbs=1):  # eps < 2 sigma*/3
     """One Monte Carlo EM run (E-step: 2 chains, 300 burn-in, 50 draws thinned by 5) from sigma = s0."""
     M_, J_ = model.params["W:0"].shape
     if init_means is None:
         init_means = [np.zeros(M_)]
     t0 = time.perf_counter()
-    em = monte_carlo_em(rng, model, X, bl.LangevinConfig(step_size=eps), n_em_iter=n_iter, n_chains=2,
+    em = monte_carlo_em(rng, model, X, bl.LangevinConfig(step_size=eps, n_gibbs=n_gibbs), n_em_iter=n_iter, n_chains=2,
                         n_warmup=300, n_samples=50, thin=5, init_means=init_means,
                         init_scales=None if s0 is None else [np.full(M_, s0)], fit_mean=fit_mean, min_scale=1e-3)
     D = em.samples.draws.reshape(-1, M_, J_)
@@ -328,6 +334,21 @@ def empirical_bayes(args, W_true, emit):
               f"(at sigma* {orc['V_error'][0]:.4f})", flush=True)
 
 
+def empirical_bayes_brief_l(args, W_true, emit):
+    """The §5.1 run from 3 sigma* again with l = 50 brief-sampling sweeps (is the E-step's l = 1 the reason
+    sigma does not move down?)."""
+    V = W_true @ W_true.T
+    s_star = float(np.sqrt(np.mean(W_true**2)))
+    X, _ = cftp.sample(np.random.default_rng(2327), W_true, None, 100)  # the data of empirical_bayes()
+    m = model0()
+    m.params["W:0"] = 3.0 * s_star * np.random.default_rng(5).standard_normal((M, J))
+    out = _eb_run(np.random.default_rng(4), m, X, V, 3.0 * s_star, args.eb_iter, False, n_gibbs=50)
+    emit({"exp": "empirical_bayes", "problem": "5.1", "N": 100, "start_factor": 3.0, "l": 50, "sigma_star": s_star,
+          "sigma_error_final": abs(out["sigma_path"][-1] / s_star - 1), **out})
+    print(f"EB 5.1 from 3 sigma*, l = 50: sigma {' '.join(f'{v:.3f}' for v in out['sigma_path'])}; V mae "
+          f"{out['V_error'][0]:.4f}", flush=True)
+
+
 def tiny_posterior(args, W_true, emit):
     """The paper's sampler (Langevin + brief sampling) against the exact posterior of the tests' enumerable
     GB-EFH (M = 2, J = 1, N = 20; posterior by quadrature): how far does brief sampling move the posterior?"""
@@ -370,6 +391,23 @@ def tiny_posterior(args, W_true, emit):
               f"{np.round(rec['shift_in_posterior_sd'], 3)}", flush=True)
 
 
+def _plot_fig5(plt, path, fig5_recs):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    sizes = sorted({r["N"] for r in fig5_recs})
+    for i, (ax, name) in enumerate(zip(axes, ("mae", "mre"), strict=True)):
+        for key, lab in (("ml_final", "ML (CD-1, final)"), ("ml_best", "ML (best epoch, oracle)"),
+                         ("bayes", "Bayes (Langevin mean)")):
+            vals = [[r[key][i] for r in fig5_recs if r["N"] == n] for n in sizes]
+            ax.errorbar(sizes, [np.mean(v) for v in vals],
+                        yerr=[np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in vals],
+                        marker="o", capsize=3, label=lab)
+        ax.set_xlabel("N")
+        ax.set_ylabel(name)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def plots(prefix, fig3, fig4, fig5_recs, fig6):
     try:
         import matplotlib
@@ -404,20 +442,7 @@ def plots(prefix, fig3, fig4, fig5_recs, fig6):
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(prefix + "-fig4.png", dpi=120)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    sizes = sorted({r["N"] for r in fig5_recs})
-    for i, (ax, name) in enumerate(zip(axes, ("mae", "mre"), strict=True)):
-        for key, lab in (("ml_final", "ML (CD-1, final)"), ("ml_best", "ML (best epoch, oracle)"),
-                         ("bayes", "Bayes (Langevin mean)")):
-            vals = [[r[key][i] for r in fig5_recs if r["N"] == n] for n in sizes]
-            ax.errorbar(sizes, [np.mean(v) for v in vals],
-                        yerr=[np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in vals],
-                        marker="o", capsize=3, label=lab)
-        ax.set_xlabel("N")
-        ax.set_ylabel(name)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(prefix + "-fig5.png", dpi=120)
+    _plot_fig5(plt, prefix + "-fig5.png", fig5_recs)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     lz = np.asarray(fig6["log_z"])
     z = np.exp(lz - lz.mean())
@@ -429,6 +454,37 @@ def plots(prefix, fig3, fig4, fig5_recs, fig6):
     print("figures written:", prefix + "-fig{3,4,5,6}.png")
 
 
+def plot_convergence(prefix):
+    """<prefix>-rhat.png: worst split R-hat over 500 entries of V against the stored draws used (fig5 records
+    of the current setting), one line per data set, with the 1.01 goal."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not importable: no PNG (pip install 'harmonium[plot]')")
+        return
+    recs = [json.loads(line) for line in open(prefix + ".jsonl")]
+    recs = [r for r in recs if r.get("exp") == "fig5" and "rhat_V_max_by_draws" in r]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    colors = {n: f"C{i}" for i, n in enumerate(sorted({r["N"] for r in recs}))}
+    for r in recs:
+        path = r["rhat_V_max_by_draws"]
+        ax.plot([int(k) * r["n_chains"] for k in path], list(path.values()), marker="o", color=colors[r["N"]],
+                lw=0.8, label=f"N = {r['N']}" if r["run"] == 0 else None)
+    ax.axhline(1.01, color="k", ls=":", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("stored draws, all chains (thin 10, after burn-in)")
+    ax.set_ylabel("max split R-hat over 500 entries of V")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(prefix + "-rhat.png", dpi=120)
+    path = prefix + ".png" if prefix.endswith("-fig5") else prefix + "-fig5.png"
+    _plot_fig5(plt, path, recs)
+    print("figures written:", prefix + "-rhat.png", path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
@@ -436,7 +492,7 @@ def main(argv=None):
     ap.add_argument("--fig4-runs", type=int, default=50)
     ap.add_argument("--var-repeats", type=int, default=200)
     ap.add_argument("--out", default="benchmarks/harmoniums/results/bayesian-efh")
-    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb tiny")
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb eb_l tiny plot")
     ap.add_argument("--warmup", type=int, default=N_WARMUP, help="Langevin burn-in steps (fig5)")
     ap.add_argument("--draws", type=int, default=N_DRAWS, help="stored draws per chain (fig5)")
     ap.add_argument("--thin", type=int, default=THIN, help="Langevin steps per stored draw (fig5)")
@@ -473,8 +529,12 @@ def main(argv=None):
             variance_313(args, W_true, emit)
         if "eb" in todo:
             empirical_bayes(args, W_true, emit)
+        if "eb_l" in todo:
+            empirical_bayes_brief_l(args, W_true, emit)
         if "tiny" in todo:
             tiny_posterior(args, W_true, emit)
+    if "plot" in todo:
+        plot_convergence(args.out)
     if fig3 is not None and fig4 is not None and fig6 is not None:
         plots(args.out, fig3, fig4, [r for r in recs if r.get("exp") == "fig5"], fig6)
 

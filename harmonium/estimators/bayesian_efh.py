@@ -83,11 +83,18 @@ class BayesianEFH(_HarmoniumEstimator):
         by importance sampling (eq. 12) from ``n_is_gibbs`` Gibbs sweeps; or stochastic-gradient
         Langevin on ``posterior_batch_size`` rows per step.
     step_size : float, default 0.01
-        eps of eq. 13 (too large: the chain diverges; too small: long burn-in, seed 000 §5.1).
+        eps of eq. 13 (too large: the chain diverges; too small: long burn-in, seed 000 §5.1). The
+        largest stable eps is set by the stiffest row of W, whose curvature is about
+        N p_i (1 - p_i) ||W^T x||^2 (p_i the rate of unit i); the prior-dominated directions then
+        decorrelate in about 4 sigma^2 / eps^2 steps, so take eps near 3/4 of the value that diverges.
     n_gibbs_brief : int, default 1
         l, the brief-sampling Gibbs sweeps per gradient (§3.2; the paper uses 1).
     n_chains, n_warmup, n_samples, thin : int
         Chains from different starts, burn-in steps, stored draws per chain, steps between draws.
+        The defaults are a first look; converged chains in the sense of Vehtari et al. (2021,
+        Bayesian Analysis 16(2): split R-hat <= 1.01 and bulk ESS >= 400, from >= 4 chains), read
+        from ``diagnostics_``, took 4 chains x (2,000 + 8,000) steps at eps = 0.03 on seed 000's
+        §5.1 problem (benchmarks/harmoniums/README.md).
     chain_init : {"ml", "prior"}, default "ml"
         Start each chain at W^MLE plus prior-scale noise, or at a prior draw.
     posterior_batch_size : int, default 100
@@ -112,7 +119,8 @@ class BayesianEFH(_HarmoniumEstimator):
     prior_means_, prior_scales_ : list of ndarray
         The prior used (given or estimated by empirical Bayes).
     diagnostics_ : dict
-        max split R-hat and min bulk ESS over the coordinates, acceptance rates, seconds.
+        max split R-hat and min bulk ESS over (up to 500) entries of the first wing's V = W W^T (W
+        itself is identified only up to W -> WQ, seed 000 eq. 28), acceptance rates, seconds.
     trace_ : dict
         CD monitoring plus "W_trace" (chains x steps of W_11, for burn-in plots).
     """
