@@ -85,8 +85,9 @@ class BayesianEFH(_HarmoniumEstimator):
     step_size : float, default 0.01
         eps of eq. 13 (too large: the chain diverges; too small: long burn-in, seed 000 §5.1). The
         largest stable eps is set by the stiffest row of W, whose curvature is about
-        N p_i (1 - p_i) ||W^T x||^2 (p_i the rate of unit i); the prior-dominated directions then
-        decorrelate in about 4 sigma^2 / eps^2 steps, so take eps near 3/4 of the value that diverges.
+        N p_i (1 - p_i) ||W^T x||^2 (p_i the rate of unit i); the prior-dominated directions then have
+        an integrated autocorrelation time of about 4 sigma^2 / eps^2 steps, so take eps near 3/4 of
+        the value that diverges.
     n_gibbs_brief : int, default 1
         l, the brief-sampling Gibbs sweeps per gradient (§3.2; the paper uses 1).
     n_chains, n_warmup, n_samples, thin : int
