@@ -9,8 +9,12 @@
 * ML: full-batch gradient ascent with CD-1 from W ~ N(0, 0.01^2) (theta = 0 known), learning rate
   0.01, 1,000 epochs; the error is recorded along the way, so "ML best" (the best epoch in hindsight,
   an oracle ML cannot have) is reported next to "ML final".
-* Bayes: the Langevin posterior (prior mu = 0, sigma = 0.1, l = 1, eps = 0.02), 3 chains from prior
-  draws, 1,000 burn-in steps, 400 draws thinned by 5; V-hat is the posterior mean of W W^T.
+* Bayes: the Langevin posterior (prior mu = 0, sigma = 0.1, l = 1, eps = 0.03: ~3/4 of the step that
+  diverges at N = 200), 4 chains from prior draws, 2,000 burn-in steps, 1,500 draws thinned by 10; V-hat
+  is the posterior mean of W W^T. Convergence is judged on identified quantities only (W is identified
+  up to W -> WQ, eq. 28): split R-hat and bulk ESS of 500 entries of V and of V's J eigenvalues, and the
+  worst R-hat over V after 1/8, 1/4, 1/2 and all of the draws (<out>-rhat.png with ``--only fig5 plot``).
+  ``--eps --chains --warmup --draws --thin`` change the setting (the ablation in the README).
 * mae / mre of V-hat against V_true (eqs. 29-30), mean and standard error over runs, per N.
 * Fig. 3: W_11 traces of three chains. Fig. 4: d log Z / d W_11 by brief sampling against l, vs
   perfect sampling (CFTP), 50 runs x 100 samples, at W_true and at 0.8 W_true (data from W_true).
@@ -19,7 +23,9 @@
   sweeps when V' has a negative entry) and by the first-order
   approximation (eq. 20), against the log Z part of the Langevin move, at W_true and a W' one
   Langevin step away.
-* Empirical Bayes (eqs. 23-27) on one N = 100 data set from the ML start.
+* Empirical Bayes (eqs. 23-27): on one §5.1 data set (N = 100) from the ML start with mu free (the
+  paper's EM), and with mu = 0 held from a sigma 3x too large and 3x too small (also with l = 50:
+  ``--only eb_l``); and on a well-specified problem (W drawn from the column-iid prior).
 * "tiny": Langevin with brief sampling (l = 1, 5, 25) and with the exact grad log Z against the exact
   posterior (quadrature) of the enumerable GB-EFH of the tests.
 
@@ -51,8 +57,11 @@ from harmonium.models.undirected.variants import gb_efh  # noqa: E402
 
 M, J = 100, 10
 EPS, L_BRIEF, SIGMA = 0.02, 1, 0.1
+# Fig. 5's posterior runs: eps at ~3/4 of the divergence threshold at N = 200 (0.04 diverged there), 4 chains
+# (Vehtari et al. 2021, Bayesian Analysis 16(2): R-hat <= 1.01 and bulk ESS >= 400 from >= 4 chains)
+EPS_FIG5 = 0.03
 CD_LR, CD_EPOCHS = 0.01, 1000
-N_WARMUP, N_DRAWS, THIN, N_CHAINS = 1000, 400, 5, 3
+N_WARMUP, N_DRAWS, THIN, N_CHAINS = 2000, 1500, 10, 4
 
 
 def true_couplings(seed: int = 0):
@@ -93,16 +102,37 @@ def ml_cd(rng, X, V_true, record=(50, 100, 250, 500, 1000)):
     return st.model.params["W:0"].copy(), out
 
 
-def langevin(rng, X, prior, n_chains=N_CHAINS, n_warmup=None, n_draws=None, thin=THIN):
+def langevin(rng, X, prior, n_chains=None, n_warmup=None, n_draws=None, thin=None):
+    n_chains = N_CHAINS if n_chains is None else n_chains
+    thin = THIN if thin is None else thin
     n_warmup = N_WARMUP if n_warmup is None else n_warmup
     n_draws = N_DRAWS if n_draws is None else n_draws
     m = model0()
     starts = np.stack([prior.sample(rng, J).ravel() for _ in range(n_chains)])
-    res = bl.sample_posterior(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS, n_gibbs=L_BRIEF),
+    res = bl.sample_posterior(rng, m, X, [prior], bl.LangevinConfig(step_size=EPS_FIG5, n_gibbs=L_BRIEF),
                               n_chains=n_chains, n_warmup=n_warmup, n_samples=n_draws, thin=thin,
                               init_positions=starts, trace_index=(0,))
     D = res.draws.reshape(-1, M, J)
     return res, np.einsum("kij,klj->il", D, D) / D.shape[0]
+
+
+def _identified_diagnostics(draws):
+    """Convergence of quantities that are identified (invariant under W -> WQ, eq. 28): split R-hat and
+    bulk ESS of the J eigenvalues of V = W W^T, and the worst R-hat over 500 entries of V when only the
+    first 1/8, 1/4, 1/2 and all of the stored draws are used (for the R-hat-vs-steps plot)."""
+    from harmonium.estimators.bayesian_efh import _v_diagnostics
+    from harmonium.evaluation.diagnostics import ess_bulk, rhat
+
+    n_c, n_s, _ = draws.shape
+    D = draws.reshape(n_c, n_s, M, J)
+    ev = np.linalg.svd(D, compute_uv=False) ** 2  # the J eigenvalues of W W^T
+    path = {}
+    for frac in (8, 4, 2, 1):
+        k = n_s // frac
+        if k >= 8:
+            path[str(k)] = _v_diagnostics(draws[:, :k], model0())["max_rhat"]
+    return {"rhat_eig_max": float(np.max(rhat(ev))), "ess_eig_min": float(np.min(ess_bulk(ev))),
+            "rhat_V_max_by_draws": path}
 
 
 def fig5_errors(args, W_true, emit):
@@ -122,19 +152,23 @@ def fig5_errors(args, W_true, emit):
             res, V_b = langevin(rng, X, prior)
             t_b = time.perf_counter() - t0
             diag = _v_diagnostics(res.draws, model0())
+            ident = _identified_diagnostics(res.draws)
             rec = {"exp": "fig5", "N": n, "run": r, "data_mean": float(X.mean()),
                    "cftp_max_T": int(info.horizons.max()),
                    "ml_final": ml_path[CD_EPOCHS], "ml_best": min(ml_path.values()), "ml_path": ml_path,
                    "bayes": errors(V_b, V), "zero": errors(np.zeros_like(V), V), "n_divergent": res.n_divergent,
-                   "rhat_V_max": diag["max_rhat"], "ess_V_min": diag["min_ess_bulk"], "seconds_ml": t_ml,
+                   "rhat_V_max": diag["max_rhat"], "ess_V_min": diag["min_ess_bulk"], **ident,
+                   "n_chains": N_CHAINS, "n_steps": N_WARMUP + N_DRAWS * THIN, "eps": EPS_FIG5, "seconds_ml": t_ml,
                    "seconds_bayes": t_b}
             emit(rec)
             print(f"N={n} run={r}: ML mae {rec['ml_final'][0]:.4f} (best {rec['ml_best'][0]:.4f})  "
                   f"Bayes mae {rec['bayes'][0]:.4f}  mre ML {rec['ml_final'][1]:.3f} Bayes {rec['bayes'][1]:.3f}  "
-                  f"R-hat(V) {diag['max_rhat']:.2f}  {t_ml:.1f}s/{t_b:.1f}s", flush=True)
+                  f"R-hat(V) {diag['max_rhat']:.3f} ESS(V) {diag['min_ess_bulk']:.0f} R-hat(eig) "
+                  f"{ident['rhat_eig_max']:.3f} ESS(eig) {ident['ess_eig_min']:.0f}  {t_ml:.1f}s/{t_b:.1f}s",
+                  flush=True)
             if r == 0 and (n == 100 or fig3 is None):
                 fig3, fig3_n = res.trace, n
-    emit({"exp": "fig3", "N": fig3_n, "eps": EPS, "trace_W11": fig3.tolist()})
+    emit({"exp": "fig3", "N": fig3_n, "eps": EPS_FIG5, "every": 10, "trace_W11": fig3[:, ::10].tolist()})
     return fig3
 
 
@@ -223,27 +257,96 @@ def variance_313(args, W_true, emit):
     return out
 
 
+def _eb_run(rng, model, X, V, s0, n_iter, fit_mean, eps=EPS, init_means=None, n_gibbs=1):  # eps < 2 sigma*/3
+    """One Monte Carlo EM run (E-step: 2 chains, 300 burn-in, 50 draws thinned by 5) from sigma = s0."""
+    M_, J_ = model.params["W:0"].shape
+    if init_means is None:
+        init_means = [np.zeros(M_)]
+    t0 = time.perf_counter()
+    em = monte_carlo_em(rng, model, X, bl.LangevinConfig(step_size=eps, n_gibbs=n_gibbs), n_em_iter=n_iter, n_chains=2,
+                        n_warmup=300, n_samples=50, thin=5, init_means=init_means,
+                        init_scales=None if s0 is None else [np.full(M_, s0)], fit_mean=fit_mean, min_scale=1e-3)
+    D = em.samples.draws.reshape(-1, M_, J_)
+    V_b = np.einsum("kij,klj->il", D, D) / D.shape[0]
+    return {"sigma_path": [float(h[1][0].mean()) for h in em.history],
+            "mu_path": [float(h[0][0].mean()) for h in em.history], "V_error": errors(V_b, V),
+            "seconds": time.perf_counter() - t0}
+
+
 def empirical_bayes(args, W_true, emit):
+    """Monte Carlo EM (eqs. 23-27) from a sigma 3x too large and 3x too small.
+
+    sigma* = rms(W_true) = sqrt(||W_true||_F^2 / (M J)), the rotation-invariant scale of W_true (the prior
+    with mu = 0 is invariant under W -> WQ, as p(X | W) is; eq. 28). Two problems: the §5.1 data (N = 100),
+    and a well-specified one (W_true drawn from the column-iid prior itself: M = 20, J = 3, sigma = 0.3,
+    N = 500, data by 200 heat-bath sweeps since V has entries of both signs). mu is held at 0 (fit_mean
+    False) except in the "paper" row (eqs. 24-27 with mu free, from W^MLE), kept to show why.
+    """
     V = W_true @ W_true.T
+    s_star = float(np.sqrt(np.mean(W_true**2)))
     rng = np.random.default_rng(2327)
     X, _ = cftp.sample(rng, W_true, None, 100)
+    # the fixed prior of Fig. 5 on the same data, for comparison
+    res, V_fixed = langevin(np.random.default_rng(1), X, befh.GaussianColumnPrior(M, 0.0, SIGMA), n_chains=2,
+                            n_warmup=300, n_draws=50)
+    fixed = errors(V_fixed, V)
     W_ml, _ = ml_cd(rng, X, V)
     m = model0()
     m.params["W:0"] = W_ml
-    t0 = time.perf_counter()
-    em = monte_carlo_em(rng, m, X, bl.LangevinConfig(step_size=EPS), n_em_iter=5, n_chains=2, n_warmup=300,
-                        n_samples=50, thin=5)
-    D = em.samples.draws.reshape(-1, M, J)
-    V_b = np.einsum("kij,klj->il", D, D) / D.shape[0]
-    rec = {"exp": "empirical_bayes", "N": 100, "seconds": time.perf_counter() - t0,
-           "mu0_mean": float(W_ml.mean()), "sigma0_mean": float(W_ml.std(axis=1, ddof=1).mean()),
-           "history": [{"mu_mean": float(h[0][0].mean()), "sigma_mean": float(h[1][0].mean())} for h in em.history],
-           "bayes_eb": errors(V_b, V), "true_row_mean_of_W": float(W_true.mean()),
-           "true_row_sd_of_W": float(W_true.std(axis=1, ddof=1).mean())}
+    paper = _eb_run(np.random.default_rng(3), m, X, V, None, 5, True, init_means=None)
+    rec = {"exp": "empirical_bayes", "problem": "5.1", "N": 100, "start": "ML (eqs. 26-27), mu free",
+           "sigma_star": s_star, "fixed_prior_V_error": fixed, **paper}
     emit(rec)
-    print(f"EB: sigma {rec['sigma0_mean']:.4f} -> " + " -> ".join(f"{h['sigma_mean']:.4f}" for h in rec["history"])
-          + f"; mae/mre {rec['bayes_eb']}", flush=True)
-    return rec
+    print(f"EB 5.1 paper (mu free, ML start): sigma {' '.join(f'{v:.4f}' for v in paper['sigma_path'])}; mu -> "
+          f"{paper['mu_path'][-1]:.4f}; V mae {paper['V_error'][0]:.4f} (fixed prior {fixed[0]:.4f})", flush=True)
+    for factor in (3.0, 1.0 / 3.0):
+        m = model0()
+        m.params["W:0"] = factor * s_star * np.random.default_rng(5).standard_normal((M, J))
+        one = _eb_run(np.random.default_rng(4), m, X, V, factor * s_star, 1, False)
+        out = _eb_run(np.random.default_rng(4), m, X, V, factor * s_star, args.eb_iter, False)
+        rec = {"exp": "empirical_bayes", "problem": "5.1", "N": 100, "start_factor": factor, "sigma_star": s_star,
+               "sigma_error_start": abs(factor - 1.0), "sigma_error_final": abs(out["sigma_path"][-1] / s_star - 1),
+               "V_error_at_start_prior": one["V_error"], "fixed_prior_V_error": fixed, **out}
+        emit(rec)
+        print(f"EB 5.1 from {factor:.2f} sigma*: sigma {' '.join(f'{v:.3f}' for v in out['sigma_path'])} "
+              f"(sigma* {s_star:.4f}); V mae start-prior {one['V_error'][0]:.4f} -> EB {out['V_error'][0]:.4f}",
+              flush=True)
+    # well-specified: W_true drawn from the prior
+    Mw, Jw, Nw, sw = 20, 3, 500, 0.3
+    rng = np.random.default_rng(11)
+    Ww = sw * rng.standard_normal((Mw, Jw))
+    Xw = cftp.forward_sample(rng, Ww, None, Nw, n_sweeps=200, start=1.0)
+    Vw = Ww @ Ww.T
+    sw_star = float(np.sqrt(np.mean(Ww**2)))
+    for factor in (3.0, 1.0 / 3.0):
+        mw = gb_efh(Mw, Jw, dtype=np.float64, fixed={"v:0:bias"})
+        mw.params["W:0"] = factor * sw_star * np.random.default_rng(5).standard_normal((Mw, Jw))
+        one = _eb_run(np.random.default_rng(4), mw, Xw, Vw, factor * sw_star, 1, False)
+        orc = _eb_run(np.random.default_rng(4), mw, Xw, Vw, sw_star, 1, False)
+        out = _eb_run(np.random.default_rng(4), mw, Xw, Vw, factor * sw_star, args.eb_iter, False)
+        rec = {"exp": "empirical_bayes", "problem": "well-specified", "M": Mw, "J": Jw, "N": Nw, "sigma_draw": sw,
+               "start_factor": factor, "sigma_star": sw_star, "sigma_error_start": abs(factor - 1.0),
+               "sigma_error_final": abs(out["sigma_path"][-1] / sw_star - 1), "V_error_at_start_prior": one["V_error"],
+               "V_error_at_true_sigma": orc["V_error"], **out}
+        emit(rec)
+        print(f"EB well-specified from {factor:.2f} sigma*: sigma {' '.join(f'{v:.3f}' for v in out['sigma_path'])} "
+              f"(sigma* {sw_star:.4f}); V mae start-prior {one['V_error'][0]:.4f} -> EB {out['V_error'][0]:.4f} "
+              f"(at sigma* {orc['V_error'][0]:.4f})", flush=True)
+
+
+def empirical_bayes_brief_l(args, W_true, emit):
+    """The §5.1 run from 3 sigma* again with l = 50 brief-sampling sweeps (is the E-step's l = 1 the reason
+    sigma does not move down?)."""
+    V = W_true @ W_true.T
+    s_star = float(np.sqrt(np.mean(W_true**2)))
+    X, _ = cftp.sample(np.random.default_rng(2327), W_true, None, 100)  # the data of empirical_bayes()
+    m = model0()
+    m.params["W:0"] = 3.0 * s_star * np.random.default_rng(5).standard_normal((M, J))
+    out = _eb_run(np.random.default_rng(4), m, X, V, 3.0 * s_star, args.eb_iter, False, n_gibbs=50)
+    emit({"exp": "empirical_bayes", "problem": "5.1", "N": 100, "start_factor": 3.0, "l": 50, "sigma_star": s_star,
+          "sigma_error_final": abs(out["sigma_path"][-1] / s_star - 1), **out})
+    print(f"EB 5.1 from 3 sigma*, l = 50: sigma {' '.join(f'{v:.3f}' for v in out['sigma_path'])}; V mae "
+          f"{out['V_error'][0]:.4f}", flush=True)
 
 
 def tiny_posterior(args, W_true, emit):
@@ -288,6 +391,23 @@ def tiny_posterior(args, W_true, emit):
               f"{np.round(rec['shift_in_posterior_sd'], 3)}", flush=True)
 
 
+def _plot_fig5(plt, path, fig5_recs):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    sizes = sorted({r["N"] for r in fig5_recs})
+    for i, (ax, name) in enumerate(zip(axes, ("mae", "mre"), strict=True)):
+        for key, lab in (("ml_final", "ML (CD-1, final)"), ("ml_best", "ML (best epoch, oracle)"),
+                         ("bayes", "Bayes (Langevin mean)")):
+            vals = [[r[key][i] for r in fig5_recs if r["N"] == n] for n in sizes]
+            ax.errorbar(sizes, [np.mean(v) for v in vals],
+                        yerr=[np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in vals],
+                        marker="o", capsize=3, label=lab)
+        ax.set_xlabel("N")
+        ax.set_ylabel(name)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def plots(prefix, fig3, fig4, fig5_recs, fig6):
     try:
         import matplotlib
@@ -322,20 +442,7 @@ def plots(prefix, fig3, fig4, fig5_recs, fig6):
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(prefix + "-fig4.png", dpi=120)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    sizes = sorted({r["N"] for r in fig5_recs})
-    for i, (ax, name) in enumerate(zip(axes, ("mae", "mre"), strict=True)):
-        for key, lab in (("ml_final", "ML (CD-1, final)"), ("ml_best", "ML (best epoch, oracle)"),
-                         ("bayes", "Bayes (Langevin mean)")):
-            vals = [[r[key][i] for r in fig5_recs if r["N"] == n] for n in sizes]
-            ax.errorbar(sizes, [np.mean(v) for v in vals],
-                        yerr=[np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in vals],
-                        marker="o", capsize=3, label=lab)
-        ax.set_xlabel("N")
-        ax.set_ylabel(name)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(prefix + "-fig5.png", dpi=120)
+    _plot_fig5(plt, prefix + "-fig5.png", fig5_recs)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     lz = np.asarray(fig6["log_z"])
     z = np.exp(lz - lz.mean())
@@ -347,6 +454,37 @@ def plots(prefix, fig3, fig4, fig5_recs, fig6):
     print("figures written:", prefix + "-fig{3,4,5,6}.png")
 
 
+def plot_convergence(prefix):
+    """<prefix>-rhat.png: worst split R-hat over 500 entries of V against the stored draws used (fig5 records
+    of the current setting), one line per data set, with the 1.01 goal."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not importable: no PNG (pip install 'harmonium[plot]')")
+        return
+    recs = [json.loads(line) for line in open(prefix + ".jsonl")]
+    recs = [r for r in recs if r.get("exp") == "fig5" and "rhat_V_max_by_draws" in r]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    colors = {n: f"C{i}" for i, n in enumerate(sorted({r["N"] for r in recs}))}
+    for r in recs:
+        path = r["rhat_V_max_by_draws"]
+        ax.plot([int(k) * r["n_chains"] for k in path], list(path.values()), marker="o", color=colors[r["N"]],
+                lw=0.8, label=f"N = {r['N']}" if r["run"] == 0 else None)
+    ax.axhline(1.01, color="k", ls=":", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("stored draws, all chains (thin 10, after burn-in)")
+    ax.set_ylabel("max split R-hat over 500 entries of V")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(prefix + "-rhat.png", dpi=120)
+    path = prefix + ".png" if prefix.endswith("-fig5") else prefix + "-fig5.png"
+    _plot_fig5(plt, path, recs)
+    print("figures written:", prefix + "-rhat.png", path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
@@ -354,11 +492,16 @@ def main(argv=None):
     ap.add_argument("--fig4-runs", type=int, default=50)
     ap.add_argument("--var-repeats", type=int, default=200)
     ap.add_argument("--out", default="benchmarks/harmoniums/results/bayesian-efh")
-    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb tiny")
+    ap.add_argument("--only", nargs="*", default=None, help="subset of: fig5 fig4 fig6 var eb eb_l tiny plot")
     ap.add_argument("--warmup", type=int, default=N_WARMUP, help="Langevin burn-in steps (fig5)")
     ap.add_argument("--draws", type=int, default=N_DRAWS, help="stored draws per chain (fig5)")
+    ap.add_argument("--thin", type=int, default=THIN, help="Langevin steps per stored draw (fig5)")
+    ap.add_argument("--chains", type=int, default=N_CHAINS, help="Langevin chains (fig5)")
+    ap.add_argument("--eps", type=float, default=EPS_FIG5, help="Langevin step size (fig5)")
+    ap.add_argument("--eb-iter", type=int, default=30, help="Monte Carlo EM iterations (eb)")
     args = ap.parse_args(argv)
-    globals().update(N_WARMUP=args.warmup, N_DRAWS=args.draws)
+    globals().update(N_WARMUP=args.warmup, N_DRAWS=args.draws, THIN=args.thin, N_CHAINS=args.chains,
+                     EPS_FIG5=args.eps)
     W_true, redraws = true_couplings(0)
     path = args.out + ".jsonl"
     todo = set(args.only or ["fig5", "fig4", "fig6", "var", "eb", "tiny"])
@@ -370,7 +513,8 @@ def main(argv=None):
             fh.flush()
 
         emit({"exp": "setup", "M": M, "J": J, "A_redraws": redraws, "V_min": float((W_true @ W_true.T).min()),
-              "V_mean": float((W_true @ W_true.T).mean()), "eps": EPS, "l": L_BRIEF, "sigma": SIGMA,
+              "V_mean": float((W_true @ W_true.T).mean()), "eps": EPS, "eps_fig5": EPS_FIG5,
+              "l": L_BRIEF, "sigma": SIGMA,
               "cd_lr": CD_LR, "cd_epochs": CD_EPOCHS, "n_warmup": N_WARMUP, "n_draws": N_DRAWS, "thin": THIN,
               "n_chains": N_CHAINS, "argv": sys.argv})
         fig3 = fig4 = fig6 = None
@@ -385,8 +529,12 @@ def main(argv=None):
             variance_313(args, W_true, emit)
         if "eb" in todo:
             empirical_bayes(args, W_true, emit)
+        if "eb_l" in todo:
+            empirical_bayes_brief_l(args, W_true, emit)
         if "tiny" in todo:
             tiny_posterior(args, W_true, emit)
+    if "plot" in todo:
+        plot_convergence(args.out)
     if fig3 is not None and fig4 is not None and fig6 is not None:
         plots(args.out, fig3, fig4, [r for r in recs if r.get("exp") == "fig5"], fig6)
 

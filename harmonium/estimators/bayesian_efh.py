@@ -70,19 +70,30 @@ class BayesianEFH(_HarmoniumEstimator):
         mu and sigma of W_j ~ N(mu, diag(sigma^2)) (eq. 7; seed 000 §5.1 uses 0 and 0.1).
     prior_covariance : (M, M) array-like, optional
         A full covariance for the first wing's columns instead of ``prior_scale``.
-    empirical_bayes : bool, default False
-        Estimate mu and sigma by Monte Carlo EM (eqs. 23-27) started from the ML couplings.
+    empirical_bayes : {False, True, "scale"}, default False
+        Estimate mu and sigma by Monte Carlo EM (eqs. 23-27) started from the ML couplings; "scale":
+        keep mu at ``prior_mean`` and estimate sigma alone, started from ``prior_scale`` (a free mu
+        breaks the rotation invariance of the posterior of W W^T and can run away; see
+        :mod:`harmonium.inference.learning.empirical_bayes`).
     n_em_iter : int, default 5
     sampler : {"langevin", "mala", "sgld"}, default "langevin"
         The paper's unadjusted Langevin chain (eq. 13); Metropolis-adjusted with the log Z ratio
         by importance sampling (eq. 12) from ``n_is_gibbs`` Gibbs sweeps; or stochastic-gradient
         Langevin on ``posterior_batch_size`` rows per step.
     step_size : float, default 0.01
-        eps of eq. 13 (too large: the chain diverges; too small: long burn-in, seed 000 §5.1).
+        eps of eq. 13 (too large: the chain diverges; too small: long burn-in, seed 000 §5.1). The
+        largest stable eps is set by the stiffest row of W, whose curvature is about
+        N p_i (1 - p_i) ||W^T x||^2 (p_i the rate of unit i); the prior-dominated directions then have
+        an integrated autocorrelation time of about 4 sigma^2 / eps^2 steps, so take eps near 3/4 of
+        the value that diverges.
     n_gibbs_brief : int, default 1
         l, the brief-sampling Gibbs sweeps per gradient (§3.2; the paper uses 1).
     n_chains, n_warmup, n_samples, thin : int
         Chains from different starts, burn-in steps, stored draws per chain, steps between draws.
+        The defaults are a first look; converged chains in the sense of Vehtari et al. (2021,
+        Bayesian Analysis 16(2): split R-hat <= 1.01 and bulk ESS >= 400, from >= 4 chains), read
+        from ``diagnostics_``, took 4 chains x (2,000 + 8,000) steps at eps = 0.03 on seed 000's
+        §5.1 problem (benchmarks/harmoniums/README.md).
     chain_init : {"ml", "prior"}, default "ml"
         Start each chain at W^MLE plus prior-scale noise, or at a prior draw.
     posterior_batch_size : int, default 100
@@ -107,7 +118,8 @@ class BayesianEFH(_HarmoniumEstimator):
     prior_means_, prior_scales_ : list of ndarray
         The prior used (given or estimated by empirical Bayes).
     diagnostics_ : dict
-        max split R-hat and min bulk ESS over the coordinates, acceptance rates, seconds.
+        max split R-hat and min bulk ESS over (up to 500) entries of the first wing's V = W W^T (W
+        itself is identified only up to W -> WQ, seed 000 eq. 28), acceptance rates, seconds.
     trace_ : dict
         CD monitoring plus "W_trace" (chains x steps of W_11, for burn-in plots).
     """
@@ -118,7 +130,7 @@ class BayesianEFH(_HarmoniumEstimator):
         "hidden": [InstanceOf((str, dict), "a unit type")],
         "prior_mean": [_ARRAYLIKE], "prior_scale": [_ARRAYLIKE],
         "prior_covariance": [InstanceOf((list, tuple, np.ndarray), "an (M, M) array"), NONE],
-        "empirical_bayes": [Options((False, True))],
+        "empirical_bayes": [Options((False, True, "scale"))],
         "n_em_iter": [Interval("int", 1, None)],
         "sampler": [Options(("langevin", "mala", "sgld"))],
         "step_size": [Interval("real", 0, None, "neither")],
@@ -202,9 +214,13 @@ class BayesianEFH(_HarmoniumEstimator):
         name = type(self).__name__
         priors = self._priors(ml)
         if self.empirical_bayes:
+            given = {}
+            if self.empirical_bayes == "scale":
+                given = {"init_means": [p.mean for p in priors], "init_scales": [p.scale for p in priors],
+                         "fit_mean": False}
             em = monte_carlo_em(rng, ml, xs, cfg, n_em_iter=self.n_em_iter, n_chains=min(2, self.n_chains),
                                 n_warmup=max(1, self.n_warmup // 2), n_samples=max(2, self.n_samples // 5),
-                                thin=self.thin)
+                                thin=self.thin, **given)
             priors = [befh.GaussianColumnPrior(w.size, m, s) for w, m, s in zip(ml.wings, em.means, em.scales,
                                                                                  strict=True)]
             self.em_history_ = em.history

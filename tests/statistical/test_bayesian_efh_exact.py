@@ -329,6 +329,33 @@ def test_em_m_step_and_initialisation_equations():
     assert np.all(m_step(W * 0.0, min_scale=0.05)[1] == 0.05)
 
 
+def test_em_m_step_with_a_known_mean():
+    """fit_mean=False's M-step: mu unchanged, sigma the ML scale about it (divisor JK, not JK - 1)."""
+    rng = np.random.default_rng(3)
+    W = rng.normal(2.0, 1.0, size=(7, 5, 3))  # K, M, J
+    mu, sigma = m_step(W, mean=0.0)
+    flat = np.concatenate([W[k] for k in range(7)], axis=1)  # M x (J K)
+    np.testing.assert_array_equal(mu, np.zeros(5))
+    np.testing.assert_allclose(sigma, np.sqrt((flat**2).mean(axis=1)))
+    assert np.all(sigma > m_step(W)[1])  # the spread about 0 includes the offset 2 that eq. 25 removes
+
+
+def test_em_fit_mean_false_holds_mu_and_validates():
+    from harmonium.errors import InvalidParameterError
+    from harmonium.inference.learning.empirical_bayes import monte_carlo_em
+
+    rng = np.random.default_rng(9)
+    X = (rng.random((50, 3)) < 0.7).astype(float)
+    m = gb_efh(3, 2, dtype=np.float64)
+    m.params["W:0"] = 0.5 + 0.01 * rng.standard_normal((3, 2))  # row means 0.5: eq. 26 would start mu there
+    res = monte_carlo_em(rng, m, X, bl.LangevinConfig(step_size=0.01), n_em_iter=2, n_chains=1, n_warmup=5,
+                         n_samples=3, thin=1, init_scales=[np.full(3, 0.2)], fit_mean=False)
+    assert all(np.all(h[0][0] == 0.0) for h in res.history)
+    assert np.all(res.scales[0] > 0.1)  # the spread about 0 of couplings near 0.5
+    with pytest.raises(InvalidParameterError, match="'fit_mean' must be True or False"):
+        monte_carlo_em(rng, m, X, bl.LangevinConfig(step_size=0.01), n_em_iter=1, fit_mean="no")
+
+
 def test_em_theta_step_moves_towards_the_data_rates():
     """ML of theta inside MC-EM (theta_steps): with couplings near 0, theta_i moves towards logit(mean x_i)."""
     from harmonium.inference.learning.empirical_bayes import monte_carlo_em

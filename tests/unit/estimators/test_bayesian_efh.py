@@ -49,7 +49,8 @@ def test_same_seed_same_draws(data):
 
 
 @pytest.mark.parametrize("kw", [dict(sampler="mala", n_is_gibbs=2), dict(sampler="sgld", posterior_batch_size=20),
-                                dict(empirical_bayes=True, n_em_iter=2), dict(chain_init="prior"),
+                                dict(empirical_bayes=True, n_em_iter=2), dict(empirical_bayes="scale", n_em_iter=2),
+                                dict(chain_init="prior"),
                                 dict(prior_covariance=0.01 * np.eye(20) + 0.002)])
 def test_variants_run(data, kw):
     X, _ = data
@@ -59,6 +60,8 @@ def test_variants_run(data, kw):
         assert 0.0 < np.mean(est.diagnostics_["acceptance"]) <= 1.0
     if kw.get("empirical_bayes"):
         assert len(est.em_history_) == 2 and est.prior_scales_[0].shape == (20,)
+    if kw.get("empirical_bayes") == "scale":
+        assert np.all(est.prior_means_[0] == 0.0) and not np.allclose(est.prior_scales_[0], 0.1)
 
 
 def test_bayesian_dual_wing(data):
@@ -72,6 +75,8 @@ def test_bayesian_dual_wing(data):
 
 def test_clear_errors(data):
     X, _ = data
+    with pytest.raises(InvalidParameterError, match="'empirical_bayes' parameter of BayesianEFH"):
+        BayesianEFH(3, empirical_bayes="mean").fit(X)
     with pytest.raises(InvalidParameterError, match="'sampler' parameter of BayesianEFH"):
         BayesianEFH(3, sampler="hmc").fit(X)
     with pytest.raises(InvalidParameterError, match="step_size=0.5 must be below 2 x the smallest prior scale"):
