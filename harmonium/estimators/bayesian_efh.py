@@ -159,17 +159,9 @@ class BayesianEFH(_HarmoniumEstimator):
 
     # -- architecture ---------------------------------------------------------------------
     def _architecture(self):
-        where = type(self).__name__
-        wings = self.wings if self.wings is not None else [("words", "bernoulli")]
-        out = []
-        for i, w in enumerate(wings):
-            if not isinstance(w, (tuple, list)) or len(w) != 2:
-                raise InvalidParameterError(f"The 'wings' parameter of {where} must be a list of (name, unit type) "
-                                            f"pairs. Got {w!r} at position {i}.")
-            out.append((str(w[0]), units_from_spec(w[1], where)))
-        hidden = units_from_spec(self.hidden, where)
+        hidden = units_from_spec(self.hidden, type(self).__name__)
         fixed = {"h:bias"}  # lambda = 0 (seed 000 §2)
-        return out, hidden, False, fixed
+        return self._wing_specs(), hidden, False, fixed
 
     def _priors(self, model) -> list:
         where = type(self).__name__
