@@ -28,7 +28,7 @@ from numba import njit
 
 from harmonium._kernels import lda_stats
 from harmonium._kernels.categorical import draw_unnormalised
-from harmonium._kernels.lda_sparse import doc_topics, list_remove
+from harmonium._kernels.lda_sparse import doc_bucket_pick, doc_topics, list_remove, word_bucket_pick
 from harmonium._kernels.lda_stats import (
     count_token,
     word_log_likelihood,  # noqa: F401 - the HDP word term, khdp.word_log_likelihood
@@ -371,23 +371,9 @@ def da_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta
             u = rng.random() * (q + r + s + new_mass)
             new = -1
             if u < q:
-                for j in range(wlen[w]):
-                    if u < qbuf[j]:
-                        new = wtop[base + j]
-                        break
-                if new < 0:
-                    new = wtop[base + wlen[w] - 1]
+                new = word_bucket_pick(u, qbuf, wtop, base, wlen[w])
             elif u < q + r:
-                u -= q
-                acc = 0.0
-                for j in range(dlen):
-                    k = dtop[j]
-                    acc += n_dk[d, k] * beta * c[k]
-                    if u < acc:
-                        new = k
-                        break
-                if new < 0 and dlen > 0:
-                    new = dtop[dlen - 1]
+                new = doc_bucket_pick(u - q, n_dk, d, dtop, dlen, beta, c)
             elif u < q + r + s:
                 u -= q + r
                 acc = 0.0

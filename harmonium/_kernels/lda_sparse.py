@@ -87,6 +87,31 @@ def doc_topics(doc_ptr, z, d, in_doc, dtop):
     return dlen
 
 
+@njit(cache=True, nogil=True, inline="always")
+def word_bucket_pick(u, qbuf, wtop, base, n):
+    """The topic of the word bucket (SparseLDA's q) whose cumulative mass ``qbuf[j]`` first exceeds u.
+
+    The bucket's topics are ``wtop[base : base + n]``; the last one when rounding leaves u above them all.
+    """
+    for j in range(n):
+        if u < qbuf[j]:
+            return wtop[base + j]
+    return wtop[base + n - 1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def doc_bucket_pick(u, n_dk, d, dtop, dlen, beta, c):
+    """The topic of the document bucket (SparseLDA's r: n_dk beta c_k over d's topics ``dtop[:dlen]``)
+    at which the running mass first exceeds u; the last on rounding, -1 when the document has no topic."""
+    acc = 0.0
+    for j in range(dlen):
+        k = dtop[j]
+        acc += n_dk[d, k] * beta * c[k]
+        if u < acc:
+            return k
+    return dtop[dlen - 1] if dlen > 0 else -1
+
+
 @njit(cache=True, nogil=True)
 def _s_total(alpha, beta, c):
     s = 0.0
@@ -160,23 +185,9 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             u = rng.random() * (s + r + q)
             new = -1
             if u < q:
-                for j in range(wlen[w]):
-                    if u < qbuf[j]:
-                        new = wtop[base + j]
-                        break
-                if new < 0:
-                    new = wtop[base + wlen[w] - 1]
+                new = word_bucket_pick(u, qbuf, wtop, base, wlen[w])
             elif u < q + r:
-                u -= q
-                acc = 0.0
-                for j in range(dlen):
-                    k = dtop[j]
-                    acc += n_dk[d, k] * beta * c[k]
-                    if u < acc:
-                        new = k
-                        break
-                if new < 0:
-                    new = dtop[dlen - 1]
+                new = doc_bucket_pick(u - q, n_dk, d, dtop, dlen, beta, c)
             else:
                 u -= q + r
                 acc = 0.0
