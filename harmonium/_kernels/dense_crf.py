@@ -115,6 +115,31 @@ def _corner(pos, i, corner, strides):
 
 
 @njit(cache=True, nogil=True)
+def _interpolate(pos, strides, points, grid, to_grid):
+    """The multilinear weights of each point's 2^D grid corners, applied one way or the other.
+
+    ``to_grid``: grid[cell] += w points[i] (splatting); else points[i] = sum w grid[cell] (slicing,
+    the transpose). ``points`` (N, L), ``grid`` (n_cells, L).
+    """
+    N, D = pos.shape
+    L = points.shape[1]
+    for i in range(N):
+        if not to_grid:
+            for l in range(L):
+                points[i, l] = 0.0
+        for corner in range(1 << D):
+            w, cell = _corner(pos, i, corner, strides)
+            if w == 0.0:
+                continue
+            if to_grid:
+                for l in range(L):
+                    grid[cell, l] += w * points[i, l]
+            else:
+                for l in range(L):
+                    points[i, l] += w * grid[cell, l]
+
+
+@njit(cache=True, nogil=True)
 def splat(pos, values, strides, grid):
     """ADD each point's ``values`` (N, L) into the grid cells around it, multilinearly.
 
@@ -122,28 +147,10 @@ def splat(pos, values, strides, grid):
     length - 1 so that both neighbours exist), ``strides`` (D,) the C-order
     strides of the grid in cells, ``grid`` (n_cells, L) flat, in place.
     """
-    N, D = pos.shape
-    L = values.shape[1]
-    for i in range(N):
-        for corner in range(1 << D):
-            w, cell = _corner(pos, i, corner, strides)
-            if w == 0.0:
-                continue
-            for l in range(L):
-                grid[cell, l] += w * values[i, l]
+    _interpolate(pos, strides, values, grid, True)
 
 
 @njit(cache=True, nogil=True)
 def slice_grid(pos, strides, grid, out):
     """out[i] = multilinear interpolation of ``grid`` (n_cells, L) at ``pos[i]`` (written in place)."""
-    N, D = pos.shape
-    L = grid.shape[1]
-    for i in range(N):
-        for l in range(L):
-            out[i, l] = 0.0
-        for corner in range(1 << D):
-            w, cell = _corner(pos, i, corner, strides)
-            if w == 0.0:
-                continue
-            for l in range(L):
-                out[i, l] += w * grid[cell, l]
+    _interpolate(pos, strides, out, grid, False)
