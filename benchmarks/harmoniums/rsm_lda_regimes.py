@@ -160,7 +160,27 @@ def _data(args):
     long_tr = np.flatnonzero(np.asarray(train.doc_lengths) >= args.min_length)
     long_te = np.flatnonzero(np.asarray(test.doc_lengths) >= args.min_length)
     order = np.random.default_rng(0).permutation(long_tr)
-    return (train[np.sort(order[args.n_valid:])], train[np.sort(order[:args.n_valid])], test[long_te])
+    tr, va, te = train[np.sort(order[args.n_valid:])], train[np.sort(order[:args.n_valid])], test[long_te]
+    if args.regime == "long-chunked":  # the same training tokens, each document cut into pieces of <= --chunk
+        tr, va = _chunked(tr, args.chunk), _chunked(va, args.chunk)
+    return tr, va, te
+
+
+def _chunked(corpus, size: int):
+    """Every document's tokens in a random order, cut into ceil(N_d / size) pieces of near-equal length."""
+    from harmonium.corpus import Corpus
+
+    rng = np.random.default_rng(1)
+    rows, cols = [], []
+    tokens = corpus.tokens()
+    for d in range(corpus.n_docs):
+        w = rng.permutation(tokens.words[tokens.doc_ptr[d]:tokens.doc_ptr[d + 1]])
+        for piece in np.array_split(w, -(-w.size // size)):
+            rows.append(np.full(piece.size, len(cols)))
+            cols.append(piece)
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    m = sp.csr_matrix((np.ones(r.size), (r, c)), shape=(int(r.max()) + 1, corpus.n_words))
+    return Corpus(m, list(corpus.vocabulary))
 
 
 def _buckets(per_doc, edges=BUCKETS) -> list[dict]:
@@ -275,11 +295,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("part", choices=("bias", "fit", "table"))
     ap.add_argument("paths", nargs="*", help="JSONL files (part table)")
-    ap.add_argument("--regime", choices=("subset", "long"), default="subset")
+    ap.add_argument("--regime", choices=("subset", "long", "long-chunked"), default="subset")
     ap.add_argument("--settings", nargs="+", default=["lda", "lda-opt", "cvb0"])
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--min-length", type=int, default=50)
     ap.add_argument("--n-valid", type=int, default=500)
+    ap.add_argument("--chunk", type=int, default=25, help="piece length of the long-chunked regime")
     ap.add_argument("--max-epochs", type=int, default=200)
     ap.add_argument("--validation-every", type=int, default=4)
     ap.add_argument("--patience", type=int, default=6)
