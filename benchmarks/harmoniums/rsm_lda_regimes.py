@@ -122,8 +122,9 @@ def part_bias(args) -> None:
                    "estimated_perplexity": float(np.exp(-(exact.sum() + e.sum(axis=1).mean()) / n_tok.sum())),
                    "seconds": round(time.perf_counter() - t, 1)}, args.out)
     # Replicated Softmax with 10 hidden units: exact log Z(D) by enumeration
-    import harmonium
     import efh_peers as E
+
+    import harmonium
 
     _, train, _ = E._debian("2000")
     sub = train[np.sort(np.random.default_rng(0).permutation(train.n_docs)[:2000])]
@@ -266,6 +267,36 @@ def part_fit(args) -> None:
         _emit({**info, **res}, args.out)
 
 
+# -- part scale: the estimators against stronger settings of themselves on the K = 50 models ----------------
+def part_scale(args) -> None:
+    import harmonium
+    from harmonium.evaluation import importance_sampling, left_to_right
+
+    _, _, te = _data(args)
+    sub = te[np.arange(0, te.n_docs, args.every)]
+    lda = harmonium.load(args.lda_model)
+    for name, fn in (("left_to_right 20", lambda: left_to_right(lda, sub, n_particles=20, random_state=0)),
+                     ("left_to_right 100", lambda: left_to_right(lda, sub, n_particles=100, random_state=0)),
+                     ("ais 10x200", lambda: importance_sampling(lda, sub, proposal="annealed", n_samples=10,
+                                                                n_temperatures=200, random_state=0)),
+                     ("ais 10x1000", lambda: importance_sampling(lda, sub, proposal="annealed", n_samples=10,
+                                                                 n_temperatures=1000, random_state=0))):
+        c = time.process_time()
+        r = fn()
+        _emit({"part": "scale", "regime": args.regime, "model": args.lda_model, "estimator": f"LDA {name}",
+               "n_docs": sub.n_docs, "n_tokens": int(sub.n_tokens), "log_p_per_doc": r.total / sub.n_docs,
+               "perplexity": r.perplexity, "cpu_s": round(time.process_time() - c, 1)}, args.out)
+    rsm = harmonium.load(args.rsm_model)
+    lens = np.array(args.lengths)
+    ref = rsm.log_partition(lengths=lens, n_runs=100, n_temperatures=14_500, random_state=1, progress=False)
+    for r in range(args.rsm_reps):
+        est = rsm.log_partition(lengths=lens, n_runs=10, n_temperatures=1000, random_state=100 + r, progress=False)
+        _emit({"part": "scale", "regime": args.regime, "model": args.rsm_model, "estimator": "RSM AIS 10x1000",
+               "reference": "100 x 14,500", "lengths": lens.tolist(),
+               "log_z_minus_reference": (np.asarray(est.log_z) - np.asarray(ref.log_z)).tolist(),
+               "reference_se": np.asarray(ref.std_error).tolist()}, args.out)
+
+
 # -- part table ---------------------------------------------------------------------------------
 def part_table(args) -> None:
     rows = [json.loads(line) for p in args.paths for line in Path(p).read_text().splitlines() if line.strip()]
@@ -293,7 +324,7 @@ def part_table(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("part", choices=("bias", "fit", "table"))
+    ap.add_argument("part", choices=("bias", "fit", "scale", "table"))
     ap.add_argument("paths", nargs="*", help="JSONL files (part table)")
     ap.add_argument("--regime", choices=("subset", "long", "long-chunked"), default="subset")
     ap.add_argument("--settings", nargs="+", default=["lda", "lda-opt", "cvb0"])
@@ -309,10 +340,14 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--rsm-reps", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lda-model", help="part scale: a saved LDA")
+    ap.add_argument("--rsm-model", help="part scale: a saved ReplicatedSoftmax")
+    ap.add_argument("--every", type=int, default=10, help="part scale: every this many test documents")
+    ap.add_argument("--lengths", type=int, nargs="+", default=[10, 30, 70, 150])
     ap.add_argument("--save", help="path prefix: save every fitted model there (harmonium's format)")
     ap.add_argument("--out")
     args = ap.parse_args()
-    {"bias": part_bias, "fit": part_fit, "table": part_table}[args.part](args)
+    {"bias": part_bias, "fit": part_fit, "scale": part_scale, "table": part_table}[args.part](args)
 
 
 if __name__ == "__main__":
