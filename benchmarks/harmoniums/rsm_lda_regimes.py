@@ -274,25 +274,29 @@ def part_scale(args) -> None:
 
     _, _, te = _data(args)
     sub = te[np.arange(0, te.n_docs, args.every)]
-    lda = harmonium.load(args.lda_model)
-    for name, fn in (("left_to_right 20", lambda: left_to_right(lda, sub, n_particles=20, random_state=0)),
+    lda = harmonium.load(args.lda_model) if args.lda_model else None
+    estimators = () if lda is None else (
+                     ("left_to_right 20", lambda: left_to_right(lda, sub, n_particles=20, random_state=0)),
                      ("left_to_right 100", lambda: left_to_right(lda, sub, n_particles=100, random_state=0)),
                      ("ais 10x200", lambda: importance_sampling(lda, sub, proposal="annealed", n_samples=10,
                                                                 n_temperatures=200, random_state=0)),
                      ("ais 10x1000", lambda: importance_sampling(lda, sub, proposal="annealed", n_samples=10,
-                                                                 n_temperatures=1000, random_state=0))):
+                                                                 n_temperatures=1000, random_state=0)))
+    for name, fn in estimators:
         c = time.process_time()
         r = fn()
         _emit({"part": "scale", "regime": args.regime, "model": args.lda_model, "estimator": f"LDA {name}",
                "n_docs": sub.n_docs, "n_tokens": int(sub.n_tokens), "log_p_per_doc": r.total / sub.n_docs,
                "perplexity": r.perplexity, "cpu_s": round(time.process_time() - c, 1)}, args.out)
+    if not args.rsm_model:
+        return
     rsm = harmonium.load(args.rsm_model)
     lens = np.array(args.lengths)
-    ref = rsm.log_partition(lengths=lens, n_runs=100, n_temperatures=14_500, random_state=1, progress=False)
+    ref = rsm.log_partition(lengths=lens, n_runs=args.ref_runs, n_temperatures=14_500, random_state=1, progress=False)
     for r in range(args.rsm_reps):
         est = rsm.log_partition(lengths=lens, n_runs=10, n_temperatures=1000, random_state=100 + r, progress=False)
         _emit({"part": "scale", "regime": args.regime, "model": args.rsm_model, "estimator": "RSM AIS 10x1000",
-               "reference": "100 x 14,500", "lengths": lens.tolist(),
+               "reference": f"{args.ref_runs} x 14,500", "lengths": lens.tolist(),
                "log_z_minus_reference": (np.asarray(est.log_z) - np.asarray(ref.log_z)).tolist(),
                "reference_se": np.asarray(ref.std_error).tolist()}, args.out)
 
@@ -342,6 +346,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lda-model", help="part scale: a saved LDA")
     ap.add_argument("--rsm-model", help="part scale: a saved ReplicatedSoftmax")
+    ap.add_argument("--ref-runs", type=int, default=100, help="part scale: runs of the 14,500-temperature reference")
     ap.add_argument("--every", type=int, default=10, help="part scale: every this many test documents")
     ap.add_argument("--lengths", type=int, nargs="+", default=[10, 30, 70, 150])
     ap.add_argument("--save", help="path prefix: save every fitted model there (harmonium's format)")
