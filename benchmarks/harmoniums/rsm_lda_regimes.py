@@ -32,6 +32,14 @@ Three parts, one JSON line per result (``--out``):
     (``--topics`` sets K of the LDA settings.) Every model is scored on the whole test set and per
     document-length bucket (``--buckets``): RSM by AIS log Z per test length (10 x 1,000), LDA by
     left-to-right (20 particles) and by AIS over z (``--lda-ais``).
+    ``long-chunked``: the long regime's training (and validation) documents with their tokens
+    shuffled and cut into pieces of at most ``--chunk`` (25) tokens, the same test documents: the
+    length of the training documents is the one factor changed.
+``scale``
+    The estimators on the K = 50 models, against stronger settings of themselves (nothing there is
+    enumerable): LDA left-to-right 20 and 100 particles, AIS 10 x 200 and 10 x 1,000 on every
+    ``--every``-th test document; RSM log Z by AIS 10 x 1,000 against ``--ref-runs`` x 14,500 at
+    ``--lengths``.
 ``table``
     Markdown tables of the rows.
 
