@@ -101,7 +101,8 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
     from harmonium.models.directed.lda import make_model
 
     inference = system.split("-", 1)[1]
-    harness_only = ("evals_per_pass", "eval_every", "memmap")
+    harness_only = ("evals_per_pass", "eval_every", "memmap", "gamma_dtype")
+    quantised = inference == "cvb0" and opts.get("gamma_dtype", "float32") != "float32"
     est = LDA(K, inference=inference, doc_topic_prior=ALPHA, topic_word_prior=BETA, n_jobs=threads,
               **{k: v for k, v in opts.items() if k not in harness_only})
     rng = np.random.default_rng(seed)
@@ -125,7 +126,10 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
         return trace, _normalise(vb.online_lambda(state))
     data = vb.VBData.from_corpus(train)
     t = time.perf_counter()
-    if inference == "cvb0":
+    if quantised:  # CVB0 with gamma stored in fixed point (issue 21)
+        state = vb.cvb0q_init(rng, data, model, opts["gamma_dtype"])
+        kernel = vb.build_cvb0q_kernel(n_threads=threads)
+    elif inference == "cvb0":
         state, kernel = vb.cvb0_init(rng, data, model), vb.build_cvb0_kernel(n_threads=threads)
     else:
         from harmonium.estimators._lda_vi import RESTART_ITERATIONS
@@ -140,15 +144,18 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
             return kernels[calls[0] > RESTART_ITERATIONS](r, st, d, m)
     clock += time.perf_counter() - t
     marks = _eval_marks(n_iter, opts.get("eval_every", 5))
+
+    def _lam(st):
+        if quantised:
+            return vb.cvb0q_lambda(st, model)
+        return st.n_wk + BETA if inference == "cvb0" else st.lam_wk
     for it in range(1, n_iter + 1):
         t = time.perf_counter()
         state, _ = kernel(rng, state, data, model)
         clock += time.perf_counter() - t
         if it in marks:
-            lam = state.n_wk + BETA if inference == "cvb0" else state.lam_wk
-            trace.append({"iteration": it, "train_s": clock, "perplexity": evaluate(_normalise(lam))})
-    lam = state.n_wk + BETA if inference == "cvb0" else state.lam_wk
-    return trace, _normalise(lam)
+            trace.append({"iteration": it, "train_s": clock, "perplexity": evaluate(_normalise(_lam(state)))})
+    return trace, _normalise(_lam(state))
 
 
 def _normalise(lam_wk: np.ndarray) -> np.ndarray:

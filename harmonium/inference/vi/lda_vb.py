@@ -459,7 +459,8 @@ def anonymous_array(shape: tuple[int, ...], dtype) -> np.ndarray:
     n = int(np.prod(shape)) * dtype.itemsize
     if n == 0:
         return np.zeros(shape, dtype)
-    buf = mmap.mmap(-1, n)
+    # private: MADV_DONTNEED then frees the pages (a shared map would only unmap them, keeping the memory)
+    buf = mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return np.frombuffer(buf, dtype=dtype).reshape(shape)
 
 
@@ -468,7 +469,7 @@ def release_entries(arr: np.ndarray, stop_row: int) -> None:
     become zeros); a no-op for other arrays."""
     base = arr.base
     while base is not None and not isinstance(base, mmap.mmap):
-        base = getattr(base, "base", None)
+        base = base.obj if isinstance(base, memoryview) else getattr(base, "base", None)
     if base is None or not hasattr(mmap, "MADV_DONTNEED"):
         return
     nbytes = (stop_row * arr.strides[0]) // mmap.PAGESIZE * mmap.PAGESIZE
