@@ -101,7 +101,7 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
     from harmonium.models.directed.lda import make_model
 
     inference = system.split("-", 1)[1]
-    harness_only = ("evals_per_pass", "eval_every", "memmap", "gamma_dtype")
+    harness_only = ("evals_per_pass", "eval_every", "eval_at", "memmap", "gamma_dtype", "dither")
     quantised = inference == "cvb0" and opts.get("gamma_dtype", "float32") != "float32"
     est = LDA(K, inference=inference, doc_topic_prior=ALPHA, topic_word_prior=BETA, n_jobs=threads,
               **{k: v for k, v in opts.items() if k not in harness_only})
@@ -128,7 +128,7 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
     t = time.perf_counter()
     if quantised:  # CVB0 with gamma stored in fixed point (issue 21)
         state = vb.cvb0q_init(rng, data, model, opts["gamma_dtype"])
-        kernel = vb.build_cvb0q_kernel(n_threads=threads)
+        kernel = vb.build_cvb0q_kernel(n_threads=threads, dither=opts.get("dither", False))
     elif inference == "cvb0":
         state, kernel = vb.cvb0_init(rng, data, model), vb.build_cvb0_kernel(n_threads=threads)
     else:
@@ -143,7 +143,7 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
             calls[0] += 1
             return kernels[calls[0] > RESTART_ITERATIONS](r, st, d, m)
     clock += time.perf_counter() - t
-    marks = _eval_marks(n_iter, opts.get("eval_every", 5))
+    marks = set(opts["eval_at"]) | {n_iter} if "eval_at" in opts else _eval_marks(n_iter, opts.get("eval_every", 5))
 
     def _lam(st):
         if quantised:

@@ -304,8 +304,11 @@ def cvb0q_doc_row(indptr, indices, data, d, q, nd):
             nd[k] += c * np.int64(g[k])
 
 
+_GOLDEN = 0.6180339887498949  # (sqrt 5 - 1) / 2: offsets salt + j G mod 1 spread evenly over the entries j
+
+
 @njit(cache=True, nogil=True)
-def cvb0q_sweep(indptr, indices, data, d_lo, d_hi, q, n_wk, n_k, alpha, beta, v_beta, scale):
+def cvb0q_sweep(indptr, indices, data, d_lo, d_hi, q, n_wk, n_k, alpha, beta, v_beta, scale, salt=-1.0):
     """One CVB0 sweep over documents d_lo..d_hi-1 with quantised responsibilities (in place on q, n_wk, n_k).
 
     Each entry's update is that of :func:`cvb0_sweep` (Asuncion et al. 2009 eq. 7) with
@@ -335,11 +338,16 @@ def cvb0q_sweep(indptr, indices, data, d_lo, d_hi, q, n_wk, n_k, alpha, beta, v_
                 v[k] = x
                 total += x
             f = scale / total
+            if salt < 0.0:
+                u = 0.5
+            else:
+                u = salt + j * _GOLDEN
+                u -= math.floor(u)
             cum = 0.0
             prev = np.int64(0)
             for k in range(K):
                 cum += v[k] * f
-                cur = np.int64(scale) if k == K - 1 else np.int64(math.floor(cum + 0.5))
+                cur = np.int64(scale) if k == K - 1 else np.int64(math.floor(cum + u))
                 new = cur - prev
                 prev = cur
                 old = np.int64(g[k])

@@ -170,16 +170,17 @@ def test_cvb0_log_likelihood_is_the_point_log_likelihood_of_cvb0_theta():
 
 
 # -- CVB0 with quantised responsibilities (issue 21) -------------------------------------------
-def _cumulative_round(p, scale):
+def _cumulative_round(p, scale, u=0.5):
     cum = np.cumsum(p * (scale / np.cumsum(p)[-1]))  # sequential sums, as the kernel adds
-    cur = np.floor(cum + 0.5).astype(np.int64)
+    cur = np.floor(cum + u).astype(np.int64)
     cur[-1] = scale
     return np.diff(cur, prepend=0)
 
 
-def _cvb0q_twin(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale, broken=False):
+def _cvb0q_twin(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale, broken=False, salt=-1.0):
     """Plain-numpy CVB0 sweep over fixed-point responsibilities q / S with integer counts (units 1 / S).
-    ``broken``: the counts drop the entry's *new* stored values instead of its old ones."""
+    ``broken``: the counts drop the entry's *new* stored values instead of its old ones. ``salt`` >= 0:
+    entry j rounds with the offset frac(salt + j G) instead of 1/2 (``dither``)."""
     V, inv = n_wk.shape[0], 1.0 / scale
     for d in range(indptr.shape[0] - 1):
         ents = range(indptr[d], indptr[d + 1])
@@ -187,7 +188,8 @@ def _cvb0q_twin(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale, broken=
         for j in ents:
             w, c, old = indices[j], np.int64(data[j]), q[j].astype(np.int64)
             x = ((n_wk[w] - old) * inv + beta) * ((nd - old) * inv + alpha) / ((n_k - old) * inv + V * beta)
-            new = _cumulative_round(x, scale)
+            u = 0.5 if salt < 0 else (salt + j * 0.6180339887498949) - np.floor(salt + j * 0.6180339887498949)
+            new = _cumulative_round(x, scale, u)
             delta = c * (new - (new if broken else old))
             nd += delta
             n_wk[w] += delta
@@ -218,8 +220,9 @@ def _q_start(seed, dtype, K=4):
     return indptr, indices, data, dense, q, scale
 
 
+@pytest.mark.parametrize("salt", [-1.0, 0.37])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_cvb0q_sweep_parity_with_numpy_twin(dtype):
+def test_cvb0q_sweep_parity_with_numpy_twin(dtype, salt):
     indptr, indices, data, dense, q, scale = _q_start(21, dtype)
     K, V = q.shape[1], dense.shape[1]
     alpha, beta = np.array([0.2, 0.1, 0.4, 0.3]), 0.05
@@ -227,8 +230,8 @@ def test_cvb0q_sweep_parity_with_numpy_twin(dtype):
     ref = _q_counts(indptr, indices, data, q_ref, V, K)
     ours = _q_counts(indptr, indices, data, q, V, K)
     for _ in range(3):
-        _cvb0q_twin(indptr, indices, data, q_ref, *ref, alpha, beta, scale)
-        kv.cvb0q_sweep(indptr, indices, data, 0, dense.shape[0], q, *ours, alpha, beta, V * beta, scale)
+        _cvb0q_twin(indptr, indices, data, q_ref, *ref, alpha, beta, scale, salt=salt)
+        kv.cvb0q_sweep(indptr, indices, data, 0, dense.shape[0], q, *ours, alpha, beta, V * beta, scale, salt)
     np.testing.assert_array_equal(q, q_ref)  # integers: exact
     for a, b in zip(ours, ref, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -251,15 +254,15 @@ def _sweeps_keep_invariant(sweep, seed, dtype, n_sweeps=3):
     return True
 
 
-def _kernel_sweep(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale):
-    kv.cvb0q_sweep(indptr, indices, data, 0, indptr.shape[0] - 1, q, n_wk, n_k, alpha, beta, n_wk.shape[0] * beta,
-                   scale)
-
-
+@pytest.mark.parametrize("salt", [-1.0, 0.61])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("seed", [31, 32])
-def test_cvb0q_counts_are_exactly_the_sums_of_the_stored_values(seed, dtype):
-    assert _sweeps_keep_invariant(_kernel_sweep, seed, dtype)
+def test_cvb0q_counts_are_exactly_the_sums_of_the_stored_values(seed, dtype, salt):
+    def sweep(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale):
+        kv.cvb0q_sweep(indptr, indices, data, 0, indptr.shape[0] - 1, q, n_wk, n_k, alpha, beta,
+                       n_wk.shape[0] * beta, scale, salt)
+
+    assert _sweeps_keep_invariant(sweep, seed, dtype)
 
 
 def test_cvb0q_invariant_fails_for_a_twin_that_subtracts_the_new_value():

@@ -21,7 +21,11 @@ called eta in Hoffman et al.). Variational families:
 * **CVB0** (Asuncion et al. 2009 eq. 7; the zeroth-order form of the
   collapsed VB of Teh et al. 2007). theta and phi are integrated out; each
   token keeps gamma_ij and the expected counts n_dk, n_wk, n_k are updated in
-  place (:func:`harmonium._kernels.lda_vb.cvb0_sweep`).
+  place (:func:`harmonium._kernels.lda_vb.cvb0_sweep`). ``LDA(cvb0_dtype="uint8" | "uint16")``
+  stores gamma in fixed point instead (:class:`CVB0QState`, :func:`build_cvb0q_kernel`): each
+  entry's q_j sums exactly to S, the counts are integers in units of 1/S that always equal the
+  sums of the stored values, and n_dk is rebuilt per document, never stored (issue 21: a quarter
+  of gamma's memory with uint8).
 
 Seeded topics (``model.seeds``): the prior of phi_k is Dir(beta + delta_k.)
 with delta non-zero on seed words only (:mod:`harmonium.models.directed.lda`).
@@ -512,7 +516,7 @@ def cvb0q_init(rng: np.random.Generator, data: VBData, model: LDAModel, dtype="u
     return cvb0q_state_from_q(data, q, K, model.seeds)
 
 
-def build_cvb0q_kernel(*, n_threads: int = 1):
+def build_cvb0q_kernel(*, n_threads: int = 1, dither: bool = False):
     """One CVB0 sweep over quantised responsibilities (:func:`harmonium._kernels.lda_vb.cvb0q_sweep`).
     With several threads each block updates a private copy of n_wk and n_k and the integer deltas
     are summed (approximate, as for :func:`build_cvb0_kernel`; the counts stay the sums of q)."""
@@ -520,16 +524,17 @@ def build_cvb0q_kernel(*, n_threads: int = 1):
     def kernel(rng, state: CVB0QState, data: VBData, model: LDAModel):
         V = data.n_words
         scale = quant_scale(state.q.dtype)
+        salt = float(rng.random()) if dither else -1.0
         blocks = _blocks(data, n_threads)
         args = (data.indptr, data.indices, data.data)
         if len(blocks) == 1:
             change = kv.cvb0q_sweep(*args, 0, data.n_docs, state.q, state.n_wk, state.n_k, model.alpha,
-                                    model.beta, V * model.beta, scale)
+                                    model.beta, V * model.beta, scale, salt)
             return state, VBInfo(0.0, float(change), 1.0)
         copies = [(state.n_wk.copy(), state.n_k.copy()) for _ in blocks]
         changes = run_blocks(
             lambda lo, hi, wk, k: kv.cvb0q_sweep(*args, lo, hi, state.q, wk, k, model.alpha, model.beta,
-                                                 V * model.beta, scale),
+                                                 V * model.beta, scale, salt),
             [(lo, hi, *copies[i]) for i, (lo, hi) in enumerate(blocks)],
         )
         base_wk, base_k = state.n_wk.copy(), state.n_k.copy()
