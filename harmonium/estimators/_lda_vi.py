@@ -111,7 +111,7 @@ def fit_batch(est, corpus, rec) -> None:
         state = vb.cvb0_init(rec.rng, data, model) if is_cvb0 else vb.batch_init(rec.rng, data, model)
 
     if quantised:
-        kernel = vb.build_cvb0q_kernel(n_threads=est.n_jobs)
+        kernel = vb.build_cvb0q_kernel(n_threads=est.n_jobs, dither=True)
     elif is_cvb0:
         kernel = vb.build_cvb0_kernel(n_threads=est.n_jobs)
     else:
