@@ -24,6 +24,12 @@ Measured per run:
 * ``peak_train_mib``: peak RSS (VmHWM) of the process from start to the end of
   training (before any evaluation data are loaded).
 
+Harness options of the harmonium systems (``--options``), not passed to ``LDA``: ``eval_every`` or
+``eval_at`` (a list of iterations; the last is always scored), ``evals_per_pass`` (online VB),
+``memmap``, and for ``harmonium-cvb0`` ``gamma_dtype`` ("float32", "uint16", "uint8": the storage
+of gamma, as ``LDA(cvb0_dtype=...)``) with ``dither`` (true: the rounding offset the estimator uses;
+false: the fixed offset 1/2).
+
 Examples::
 
     .venv/bin/python benchmarks/lda/lda_vi_peers.py prepare --corpus debian --dir /tmp/vi-debian

@@ -131,7 +131,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         update is CVB0's; the new gamma is rounded by cumulative rounding from
         an offset that moves with each entry and each iteration (drawn from
         ``random_state``), so that no small change is rounded away every
-        time. Sweeps take about 1.5x the CPU time; the held-out perplexity
+        time. Sweeps take 1.5-1.7x the CPU time; the held-out perplexity
         reached is measured in benchmarks/lda/memory.md.
     tol : float, default 0.0
         VB and CVB0 stop when the monitored objective changes by less than
