@@ -27,8 +27,9 @@ Measured per run:
 Harness options of the harmonium systems (``--options``), not passed to ``LDA``: ``eval_every`` or
 ``eval_at`` (a list of iterations; the last is always scored), ``evals_per_pass`` (online VB),
 ``memmap``, and for ``harmonium-cvb0`` ``gamma_dtype`` ("float32", "uint16", "uint8": the storage
-of gamma, as ``LDA(cvb0_dtype=...)``) with ``dither`` (true: the rounding offset the estimator uses;
-false: the fixed offset 1/2).
+of gamma, as ``LDA(cvb0_dtype=...)``; default "float32", as in the recorded tables, while the
+estimator's default is "uint8") with ``dither`` (true: the rounding offset the estimator uses;
+false, the default here: the fixed offset 1/2).
 
 Examples::
 
