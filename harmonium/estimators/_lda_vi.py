@@ -105,6 +105,10 @@ def fit_batch(est, corpus, rec) -> None:
     if ckpt is not None:  # CVB0: the running counts, not a recount of the float32 gamma: resume is exact
         state_cls = vb.CVB0QState if quantised else vb.CVB0State if is_cvb0 else vb.BatchVBState
         state = state_cls(*(np.array(ckpt.arrays[k]) for k in state_cls._fields))
+        if quantised:  # into an anonymous map, so that its pages can be given back at the end
+            q = vb.anonymous_array(state.q.shape, state.q.dtype)
+            q[...] = state.q
+            state = state._replace(q=q)
     elif quantised:
         state = vb.cvb0q_init(rec.rng, data, model, est.cvb0_dtype)
     else:
