@@ -104,11 +104,13 @@ def fit_batch(est, corpus, rec) -> None:
     model = _model(est, corpus, ckpt)
     if ckpt is not None:  # CVB0: the running counts, not a recount of the float32 gamma: resume is exact
         state_cls = vb.CVB0QState if quantised else vb.CVB0State if is_cvb0 else vb.BatchVBState
-        state = state_cls(*(np.array(ckpt.arrays[k]) for k in state_cls._fields))
-        if quantised:  # into an anonymous map, so that its pages can be given back at the end
-            q = vb.anonymous_array(state.q.shape, state.q.dtype)
-            q[...] = state.q
-            state = state._replace(q=q)
+        if quantised:  # q into an anonymous map (no other copy), so that its pages can be given back at the end
+            saved = ckpt.arrays["q"]
+            q = vb.anonymous_array(saved.shape, saved.dtype)
+            q[...] = saved
+            state = vb.CVB0QState(q, np.array(ckpt.arrays["n_wk"]), np.array(ckpt.arrays["n_k"]))
+        else:
+            state = state_cls(*(np.array(ckpt.arrays[k]) for k in state_cls._fields))
     elif quantised:
         state = vb.cvb0q_init(rec.rng, data, model, est.cvb0_dtype)
     else:
