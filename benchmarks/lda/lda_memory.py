@@ -10,7 +10,8 @@ Cases (``--cases``):
 * ``parallel``: the same with ``inference="parallel_gibbs", n_jobs=2``;
 * ``accumulate``: the median CPU seconds of adding one sample to the Rao-Blackwellised sums
   (``ChainAverage.add``, after each of ``--sweeps`` sweeps) and of reading ``topic_word()``;
-* ``cvb0``: CVB0 on the PyPI summaries (``--pypi-docs`` rows, all by default), K = 100, ``--cvb0-iters``;
+* ``cvb0``: CVB0 on the PyPI summaries (``--pypi-docs`` rows, all by default), K = 100, ``--cvb0-iters``,
+  once for each ``--cvb0-dtype`` (the storage of gamma);
 * ``tomotopy``: tomotopy's LDAModel on the same Debian token stream, run by ``--tomotopy-python`` (a
   separate virtual environment; the stream is written to a text file that it reads).
 
@@ -127,7 +128,8 @@ def worker(cfg: dict) -> dict:
         res["rss_after_load_mib"] = rss()
         res["peak_reset"] = reset_peak()
         t = time.perf_counter()
-        lda = harmonium.LDA(cfg["K"], inference="cvb0", n_iter=cfg["sweeps"], evaluate_every=10**6, random_state=0)
+        lda = harmonium.LDA(cfg["K"], inference="cvb0", n_iter=cfg["sweeps"], evaluate_every=10**6, random_state=0,
+                            cvb0_dtype=cfg.get("cvb0_dtype", "float32"))
         lda.fit(corpus)
         res["fit_s"] = time.perf_counter() - t
         res["peak_mib"] = maxrss()
@@ -214,6 +216,8 @@ def main() -> None:
     ap.add_argument("--pypi-docs", type=int, default=None)
     ap.add_argument("--corpus", choices=("debian", "pypi"), default="debian",
                     help="corpus of the gibbs, parallel and tomotopy cases")
+    ap.add_argument("--cvb0-dtype", nargs="+", default=["float32"], choices=["float32", "uint16", "uint8"],
+                    help="cvb0: LDA(cvb0_dtype=...), one fresh process each")
     ap.add_argument("--tomotopy-python", default="/tmp/tt/bin/python")
     ap.add_argument("--label", default="")
     ap.add_argument("--out", type=Path)
@@ -229,7 +233,8 @@ def main() -> None:
                 for burn_in in (None, a.sweeps):
                     cfgs.append({"case": case, "K": K, "sweeps": a.sweeps, "burn_in": burn_in, "corpus": a.corpus})
         elif case == "cvb0":
-            cfgs.append({"case": case, "K": 100, "sweeps": a.cvb0_iters, "pypi_docs": a.pypi_docs})
+            cfgs += [{"case": case, "K": 100, "sweeps": a.cvb0_iters, "pypi_docs": a.pypi_docs, "cvb0_dtype": dt}
+                     for dt in a.cvb0_dtype]
         elif case == "tomotopy":
             if not tokens_file(a.corpus).exists():
                 write_tokens(a.corpus)

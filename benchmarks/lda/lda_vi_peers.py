@@ -24,6 +24,13 @@ Measured per run:
 * ``peak_train_mib``: peak RSS (VmHWM) of the process from start to the end of
   training (before any evaluation data are loaded).
 
+Harness options of the harmonium systems (``--options``), not passed to ``LDA``: ``eval_every`` or
+``eval_at`` (a list of iterations; the last is always scored), ``evals_per_pass`` (online VB),
+``memmap``, and for ``harmonium-cvb0`` ``gamma_dtype`` ("float32", "uint16", "uint8": the storage
+of gamma, as ``LDA(cvb0_dtype=...)``; default "float32", as in the recorded tables, while the
+estimator's default is "uint8") with ``dither`` (true: the rounding offset the estimator uses;
+false, the default here: the fixed offset 1/2).
+
 Examples::
 
     .venv/bin/python benchmarks/lda/lda_vi_peers.py prepare --corpus debian --dir /tmp/vi-debian
@@ -101,7 +108,8 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
     from harmonium.models.directed.lda import make_model
 
     inference = system.split("-", 1)[1]
-    harness_only = ("evals_per_pass", "eval_every", "memmap")
+    harness_only = ("evals_per_pass", "eval_every", "eval_at", "memmap", "gamma_dtype", "dither")
+    quantised = inference == "cvb0" and opts.get("gamma_dtype", "float32") != "float32"
     est = LDA(K, inference=inference, doc_topic_prior=ALPHA, topic_word_prior=BETA, n_jobs=threads,
               **{k: v for k, v in opts.items() if k not in harness_only})
     rng = np.random.default_rng(seed)
@@ -125,7 +133,10 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
         return trace, _normalise(vb.online_lambda(state))
     data = vb.VBData.from_corpus(train)
     t = time.perf_counter()
-    if inference == "cvb0":
+    if quantised:  # CVB0 with gamma stored in fixed point (issue 21)
+        state = vb.cvb0q_init(rng, data, model, opts["gamma_dtype"])
+        kernel = vb.build_cvb0q_kernel(n_threads=threads, dither=opts.get("dither", False))
+    elif inference == "cvb0":
         state, kernel = vb.cvb0_init(rng, data, model), vb.build_cvb0_kernel(n_threads=threads)
     else:
         from harmonium.estimators._lda_vi import RESTART_ITERATIONS
@@ -139,16 +150,19 @@ def run_harmonium(system: str, train, K: int, threads: int, seed: int, n_iter: i
             calls[0] += 1
             return kernels[calls[0] > RESTART_ITERATIONS](r, st, d, m)
     clock += time.perf_counter() - t
-    marks = _eval_marks(n_iter, opts.get("eval_every", 5))
+    marks = set(opts["eval_at"]) | {n_iter} if "eval_at" in opts else _eval_marks(n_iter, opts.get("eval_every", 5))
+
+    def _lam(st):
+        if quantised:
+            return vb.cvb0q_lambda(st, model)
+        return st.n_wk + BETA if inference == "cvb0" else st.lam_wk
     for it in range(1, n_iter + 1):
         t = time.perf_counter()
         state, _ = kernel(rng, state, data, model)
         clock += time.perf_counter() - t
         if it in marks:
-            lam = state.n_wk + BETA if inference == "cvb0" else state.lam_wk
-            trace.append({"iteration": it, "train_s": clock, "perplexity": evaluate(_normalise(lam))})
-    lam = state.n_wk + BETA if inference == "cvb0" else state.lam_wk
-    return trace, _normalise(lam)
+            trace.append({"iteration": it, "train_s": clock, "perplexity": evaluate(_normalise(_lam(state)))})
+    return trace, _normalise(_lam(state))
 
 
 def _normalise(lam_wk: np.ndarray) -> np.ndarray:

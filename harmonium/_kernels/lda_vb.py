@@ -12,6 +12,9 @@
   zeroth-order collapsed VB of Teh et al. 2007) over the nonzero entries of
   a document range. Tokens of one word in one document share gamma; the
   update of one token removes that token's own contribution.
+* :func:`cvb0q_sweep`: the same sweep with the responsibilities stored in fixed
+  point (uint8 or uint16 summing exactly to a scale), integer counts that stay
+  exactly the sums of the stored values, and no stored n_dk (issue 21).
 
 Arrays are word-major ((V, K)) so that the K numbers read for one entry are
 contiguous. Kernels mutate their output arrays in place and say so.
@@ -276,4 +279,145 @@ def cvb0_log_likelihood(indptr, indices, data, d_lo, d_hi, n_dk, alpha, phi_wk):
             for k in range(K):
                 s += (nd[k] + alpha[k]) * row[k]
             total += data[j] * math.log(s * inv)
+    return total
+
+
+# -- CVB0 with quantised responsibilities (issue 21) -------------------------------------------
+# gamma_j is stored in fixed point: q_jk / S with q_jk unsigned integers that sum exactly to the scale S
+# (255 for uint8, 65535 for uint16). The counts are int64 in units of 1 / S and always equal the sums
+# of c_j q_jk of the stored values (plus S times the seed pseudo-counts): a sweep subtracts each entry's
+# stored old values and adds its stored new ones, so no rounding drift enters them. n_dk is not stored:
+# a document's row is rebuilt from its entries when the sweep reaches it. No fastmath here, so that the
+# numpy twin (tests/kernels/test_lda_vb_parity.py) reproduces the integers exactly.
+
+
+@njit(cache=True, nogil=True)
+def cvb0q_doc_row(indptr, indices, data, d, q, nd):
+    """nd[k] = sum over document d's entries of c_j q_jk (int64, in units of 1 / S; overwrites nd)."""
+    K = nd.shape[0]
+    for k in range(K):
+        nd[k] = 0
+    for j in range(indptr[d], indptr[d + 1]):
+        c = np.int64(data[j])
+        g = q[j]
+        for k in range(K):
+            nd[k] += c * np.int64(g[k])
+
+
+_GOLDEN = 0.6180339887498949  # (sqrt 5 - 1) / 2: offsets salt + j G mod 1 spread evenly over the entries j
+
+
+@njit(cache=True, nogil=True)
+def cvb0q_sweep(indptr, indices, data, d_lo, d_hi, q, n_wk, n_k, alpha, beta, v_beta, scale, salt=-1.0):
+    """One CVB0 sweep over documents d_lo..d_hi-1 with quantised responsibilities (in place on q, n_wk, n_k).
+
+    Each entry's update is that of :func:`cvb0_sweep` (Asuncion et al. 2009 eq. 7) with
+    gamma_old = q_j / S: p_k ∝ (n_wk^- + beta)(n_dk^- + alpha_k) / (n_k^- + V beta), where ^- removes
+    one copy of gamma_old (exactly, in integer units). The new values are rounded by cumulative
+    (systematic) rounding, q_k = round(S P_k) - round(S P_{k-1}) with P_k the running sum of p, the
+    last topic taking the rest: they sum to S exactly and |q_k - S p_k| < 1. The counts then move by
+    c (q_new - q_old) in integers. n_dk of the document is rebuilt from its entries first
+    (:func:`cvb0q_doc_row`). Returns the mean over entries of sum_k |gamma_new - gamma_old|.
+    """
+    K = alpha.shape[0]
+    inv = 1.0 / scale
+    nd = np.zeros(K, np.int64)
+    v = np.empty(K)
+    change = 0
+    n_entries = 0
+    for d in range(d_lo, d_hi):
+        cvb0q_doc_row(indptr, indices, data, d, q, nd)
+        for j in range(indptr[d], indptr[d + 1]):
+            c = np.int64(data[j])
+            nw = n_wk[indices[j]]
+            g = q[j]
+            total = 0.0
+            for k in range(K):
+                old = np.int64(g[k])
+                x = ((nw[k] - old) * inv + beta) * ((nd[k] - old) * inv + alpha[k]) / ((n_k[k] - old) * inv + v_beta)
+                v[k] = x
+                total += x
+            f = scale / total
+            if salt < 0.0:
+                u = 0.5
+            else:
+                u = salt + j * _GOLDEN
+                u -= math.floor(u)
+            cum = 0.0
+            prev = np.int64(0)
+            for k in range(K):
+                cum += v[k] * f
+                cur = np.int64(scale) if k == K - 1 else np.int64(math.floor(cum + u))
+                new = cur - prev
+                prev = cur
+                old = np.int64(g[k])
+                delta = c * (new - old)
+                change += abs(new - old)
+                nd[k] += delta
+                nw[k] += delta
+                n_k[k] += delta
+                g[k] = new
+            n_entries += 1
+    if n_entries == 0:
+        return 0.0
+    return change * inv / n_entries
+
+
+@njit(cache=True, nogil=True)
+def cvb0q_counts(indptr, indices, data, q, n_wk, n_k):
+    """n_wk, n_k += sum of c_j q_j (int64, units of 1 / S; in place). n_dk is never stored."""
+    D = indptr.shape[0] - 1
+    K = n_k.shape[0]
+    for d in range(D):
+        for j in range(indptr[d], indptr[d + 1]):
+            c = np.int64(data[j])
+            w = indices[j]
+            for k in range(K):
+                v = c * np.int64(q[j, k])
+                n_wk[w, k] += v
+                n_k[k] += v
+
+
+@njit(cache=True, nogil=True)
+def cvb0q_doc_topic(indptr, indices, data, d_lo, d_hi, q, scale, alpha, out, normalise):
+    """Rows d_lo..d_hi-1 of out (D, K): the expected counts n_dk = sum_j c_j q_jk / S, or with
+    ``normalise`` theta_dk = (n_dk + alpha_k) / (N_d + sum alpha) (in place on out)."""
+    K = alpha.shape[0]
+    inv = 1.0 / scale
+    nd = np.zeros(K, np.int64)
+    for d in range(d_lo, d_hi):
+        cvb0q_doc_row(indptr, indices, data, d, q, nd)
+        row = out[d]
+        if normalise:
+            norm = 0.0
+            for k in range(K):
+                norm += nd[k] * inv + alpha[k]
+            for k in range(K):
+                row[k] = (nd[k] * inv + alpha[k]) / norm
+        else:
+            for k in range(K):
+                row[k] = nd[k] * inv
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def cvb0q_log_likelihood(indptr, indices, data, d_lo, d_hi, q, scale, alpha, phi_wk):
+    """:func:`cvb0_log_likelihood` with each document's n_dk rebuilt from its quantised entries."""
+    K = alpha.shape[0]
+    inv = 1.0 / scale
+    nd = np.zeros(K, np.int64)
+    t = np.empty(K)
+    total = 0.0
+    for d in range(d_lo, d_hi):
+        cvb0q_doc_row(indptr, indices, data, d, q, nd)
+        norm = 0.0
+        for k in range(K):
+            t[k] = nd[k] * inv + alpha[k]
+            norm += t[k]
+        lnorm = math.log(norm)
+        for j in range(indptr[d], indptr[d + 1]):
+            row = phi_wk[indices[j]]
+            s = 0.0
+            for k in range(K):
+                s += t[k] * row[k]
+            total += data[j] * (math.log(s) - lnorm)
     return total

@@ -99,15 +99,26 @@ def fit_batch(est, corpus, rec) -> None:
     data = vb.VBData.from_corpus(corpus)
     n_tokens = corpus.n_tokens
     is_cvb0 = est.inference == "cvb0"
+    quantised = is_cvb0 and est.cvb0_dtype != "float32"  # gamma in fixed point, n_dk not stored (issue 21)
     ckpt = rec.checkpoint
     model = _model(est, corpus, ckpt)
-    if ckpt is not None:  # CVB0: the running float64 counts, not a recount of the float32 gamma: resume is exact
-        state_cls = vb.CVB0State if is_cvb0 else vb.BatchVBState
-        state = state_cls(*(np.array(ckpt.arrays[k]) for k in state_cls._fields))
+    if ckpt is not None:  # CVB0: the running counts, not a recount of the float32 gamma: resume is exact
+        state_cls = vb.CVB0QState if quantised else vb.CVB0State if is_cvb0 else vb.BatchVBState
+        if quantised:  # q into an anonymous map (no other copy), so that its pages can be given back at the end
+            saved = ckpt.arrays["q"]
+            q = vb.anonymous_array(saved.shape, saved.dtype)
+            q[...] = saved
+            state = vb.CVB0QState(q, np.array(ckpt.arrays["n_wk"]), np.array(ckpt.arrays["n_k"]))
+        else:
+            state = state_cls(*(np.array(ckpt.arrays[k]) for k in state_cls._fields))
+    elif quantised:
+        state = vb.cvb0q_init(rec.rng, data, model, est.cvb0_dtype)
     else:
         state = vb.cvb0_init(rec.rng, data, model) if is_cvb0 else vb.batch_init(rec.rng, data, model)
 
-    if is_cvb0:
+    if quantised:
+        kernel = vb.build_cvb0q_kernel(n_threads=est.n_jobs, dither=True)
+    elif is_cvb0:
         kernel = vb.build_cvb0_kernel(n_threads=est.n_jobs)
     else:
         kernels = [vb.build_batch_kernel(max_doc_iter=est.max_doc_iter, doc_tol=est.doc_tol, n_threads=est.n_jobs,
@@ -124,7 +135,11 @@ def fit_batch(est, corpus, rec) -> None:
     def step(it, st, info):
         m = current["model"]
         if _optimize_due(est, it):
-            if is_cvb0:
+            if quantised:  # n_dk (D x K) made for the optimiser only
+                scale = vb.quant_scale(st.q.dtype)
+                m = make_model(m.n_topics, m.n_words, optimize_alpha(vb.cvb0q_doc_counts(data, st), m.alpha),
+                               optimize_beta(st.n_wk / scale, st.n_k / scale, m.beta), m.seeds)
+            elif is_cvb0:
                 m = make_model(m.n_topics, m.n_words, optimize_alpha(st.n_dk, m.alpha),
                                optimize_beta(st.n_wk, st.n_k, m.beta), m.seeds)
             else:
@@ -135,6 +150,8 @@ def fit_batch(est, corpus, rec) -> None:
 
     def evaluate(it, st, info):
         m = current["model"]
+        if quantised:  # n_dk rebuilt per document
+            return _row(it, float("nan"), vb.cvb0q_log_likelihood(data, st, m, est.n_jobs) / n_tokens, info.change, m)
         if is_cvb0:  # no D x K theta at each evaluation
             return _row(it, float("nan"), vb.cvb0_log_likelihood(data, st, m, est.n_jobs) / n_tokens, info.change, m)
         e = vb.elbo(data, st.lam_wk, st.gamma, m, est.n_jobs)
@@ -147,7 +164,10 @@ def fit_batch(est, corpus, rec) -> None:
                                evaluate=evaluate, snapshot=snapshot, step=step,
                                converged=lambda trace: _converged(trace, est.tol))
     model = current["model"]
-    if is_cvb0:
+    if quantised:
+        lam_wk = vb.cvb0q_lambda(state, model)
+        theta = vb.cvb0q_theta_release(data, state, model)  # gives q's pages back as theta's rows are written
+    elif is_cvb0:
         theta = vb.cvb0_theta_in_place(state, model)  # over n_dk: no second D x K array
         lam_wk = state.n_wk + model.beta  # n_wk carries delta (seeded topics)
     else:

@@ -167,3 +167,130 @@ def test_cvb0_log_likelihood_is_the_point_log_likelihood_of_cvb0_theta():
     ref = float((dense * np.log(theta @ phi_wk.T)).sum())
     ours = kv.cvb0_log_likelihood(indptr, indices, data, 0, dense.shape[0], n_dk, alpha, phi_wk)
     assert ours == pytest.approx(ref, rel=1e-10)
+
+
+# -- CVB0 with quantised responsibilities (issue 21) -------------------------------------------
+def _cumulative_round(p, scale, u=0.5):
+    cum = np.cumsum(p * (scale / np.cumsum(p)[-1]))  # sequential sums, as the kernel adds
+    cur = np.floor(cum + u).astype(np.int64)
+    cur[-1] = scale
+    return np.diff(cur, prepend=0)
+
+
+def _cvb0q_twin(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale, broken=False, salt=-1.0):
+    """Plain-numpy CVB0 sweep over fixed-point responsibilities q / S with integer counts (units 1 / S).
+    ``broken``: the counts drop the entry's *new* stored values instead of its old ones. ``salt`` >= 0:
+    entry j rounds with the offset frac(salt + j G) instead of 1/2 (``dither``)."""
+    V, inv = n_wk.shape[0], 1.0 / scale
+    for d in range(indptr.shape[0] - 1):
+        ents = range(indptr[d], indptr[d + 1])
+        nd = sum((data[j] * q[j].astype(np.int64) for j in ents), np.zeros(len(alpha), np.int64))
+        for j in ents:
+            w, c, old = indices[j], np.int64(data[j]), q[j].astype(np.int64)
+            x = ((n_wk[w] - old) * inv + beta) * ((nd - old) * inv + alpha) / ((n_k - old) * inv + V * beta)
+            u = 0.5 if salt < 0 else (salt + j * 0.6180339887498949) - np.floor(salt + j * 0.6180339887498949)
+            new = _cumulative_round(x, scale, u)
+            delta = c * (new - (new if broken else old))
+            nd += delta
+            n_wk[w] += delta
+            n_k += delta
+            q[j] = new
+
+
+def _q_counts(indptr, indices, data, q, V, K):
+    n_wk, n_k = np.zeros((V, K), np.int64), np.zeros(K, np.int64)
+    kv.cvb0q_counts(indptr, indices, data, q, n_wk, n_k)
+    return n_wk, n_k
+
+
+def _dense_q_counts(dense, indptr, indices, q):
+    """sum_j c_j q_j by (word, topic) and by topic, from scratch with numpy (no kernel)."""
+    n_wk = np.zeros((dense.shape[1], q.shape[1]), np.int64)
+    rows = np.repeat(np.arange(dense.shape[0]), np.diff(indptr))
+    c = dense[rows, indices].astype(np.int64)
+    np.add.at(n_wk, indices, c[:, None] * q.astype(np.int64))
+    return n_wk, n_wk.sum(axis=0)
+
+
+def _q_start(seed, dtype, K=4):
+    indptr, indices, data, dense = _corpus(seed)
+    rng = np.random.default_rng(seed + 1)
+    scale = int(np.iinfo(dtype).max)
+    q = np.stack([_cumulative_round(rng.random(K) + 1e-3, scale) for _ in range(indices.shape[0])]).astype(dtype)
+    return indptr, indices, data, dense, q, scale
+
+
+@pytest.mark.parametrize("salt", [-1.0, 0.37])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_cvb0q_sweep_parity_with_numpy_twin(dtype, salt):
+    indptr, indices, data, dense, q, scale = _q_start(21, dtype)
+    K, V = q.shape[1], dense.shape[1]
+    alpha, beta = np.array([0.2, 0.1, 0.4, 0.3]), 0.05
+    q_ref = q.copy()
+    ref = _q_counts(indptr, indices, data, q_ref, V, K)
+    ours = _q_counts(indptr, indices, data, q, V, K)
+    for _ in range(3):
+        _cvb0q_twin(indptr, indices, data, q_ref, *ref, alpha, beta, scale, salt=salt)
+        kv.cvb0q_sweep(indptr, indices, data, 0, dense.shape[0], q, *ours, alpha, beta, V * beta, scale, salt)
+    np.testing.assert_array_equal(q, q_ref)  # integers: exact
+    for a, b in zip(ours, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert (q.astype(np.int64).sum(axis=1) == scale).all()
+
+
+def _sweeps_keep_invariant(sweep, seed, dtype, n_sweeps=3):
+    """After each sweep: every stored row sums to S, and n_wk, n_k equal exactly the sums of c_j q_j."""
+    indptr, indices, data, dense, q, scale = _q_start(seed, dtype)
+    K, V = q.shape[1], dense.shape[1]
+    alpha, beta = np.full(K, 0.1), 0.01
+    n_wk, n_k = _q_counts(indptr, indices, data, q, V, K)
+    for _ in range(n_sweeps):
+        sweep(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale)
+        if not (q.astype(np.int64).sum(axis=1) == scale).all():
+            return False
+        want_wk, want_k = _dense_q_counts(dense, indptr, indices, q)
+        if not (np.array_equal(n_wk, want_wk) and np.array_equal(n_k, want_k)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("salt", [-1.0, 0.61])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("seed", [31, 32])
+def test_cvb0q_counts_are_exactly_the_sums_of_the_stored_values(seed, dtype, salt):
+    def sweep(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale):
+        kv.cvb0q_sweep(indptr, indices, data, 0, indptr.shape[0] - 1, q, n_wk, n_k, alpha, beta,
+                       n_wk.shape[0] * beta, scale, salt)
+
+    assert _sweeps_keep_invariant(sweep, seed, dtype)
+
+
+def test_cvb0q_invariant_fails_for_a_twin_that_subtracts_the_new_value():
+    """Negative control: the same check catches a sweep that removes the new stored value, not the old."""
+    def broken(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale):
+        _cvb0q_twin(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale, broken=True)
+
+    def good(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale):
+        _cvb0q_twin(indptr, indices, data, q, n_wk, n_k, alpha, beta, scale)
+
+    assert _sweeps_keep_invariant(good, 31, np.uint8)
+    assert not _sweeps_keep_invariant(broken, 31, np.uint8)
+
+
+def test_cvb0q_doc_topic_and_log_likelihood_rebuild_n_dk_from_q():
+    indptr, indices, data, dense, q, scale = _q_start(41, np.uint8)
+    K = q.shape[1]
+    rows = np.repeat(np.arange(dense.shape[0]), np.diff(indptr))
+    n_dk = np.zeros((dense.shape[0], K))
+    np.add.at(n_dk, rows, data[:, None] * q.astype(np.float64) / scale)
+    alpha = np.array([0.2, 0.1, 0.4, 0.3])
+    out = np.empty((dense.shape[0], K))
+    kv.cvb0q_doc_topic(indptr, indices, data, 0, dense.shape[0], q, scale, alpha, out, False)
+    np.testing.assert_allclose(out, n_dk, rtol=1e-12, atol=1e-12)
+    kv.cvb0q_doc_topic(indptr, indices, data, 0, dense.shape[0], q, scale, alpha, out, True)
+    theta = (n_dk + alpha) / (n_dk + alpha).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out, theta, rtol=1e-12)
+    phi_wk = np.random.default_rng(42).dirichlet(np.ones(dense.shape[1]), size=K).T.copy()
+    ref = float((dense * np.log(theta @ phi_wk.T)).sum())
+    ours = kv.cvb0q_log_likelihood(indptr, indices, data, 0, dense.shape[0], q, scale, alpha, phi_wk)
+    assert ours == pytest.approx(ref, rel=1e-10)

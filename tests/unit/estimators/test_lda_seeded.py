@@ -28,6 +28,7 @@ SETTINGS = {
     "vb": dict(inference="vb"),
     "online_vb": dict(inference="online_vb", batch_size=50),
     "cvb0": dict(inference="cvb0"),
+    "cvb0_uint8": dict(inference="cvb0", cvb0_dtype="uint8"),
 }
 
 
