@@ -361,6 +361,26 @@ def batch_bound(data: VBData, state: OnlineVBState, gamma: np.ndarray, alpha: np
 
 
 # -- CVB0 ------------------------------------------------------------------------------------
+def _sweep_blocks(sweep, state, data: VBData, n_threads: int) -> float:
+    """One CVB0 sweep ``sweep(lo, hi, n_wk, n_k) -> mean change`` over the documents' thread blocks.
+
+    One block sweeps the state's own counts. Several run on private copies of (n_wk, n_k) and
+    their deltas are summed (approximate, as AD-LDA is for Gibbs: Newman et al. 2009); the
+    change is the blocks' mean weighted by their entries.
+    """
+    blocks = _blocks(data, n_threads)
+    if len(blocks) == 1:
+        return sweep(0, data.n_docs, state.n_wk, state.n_k)
+    copies = [(state.n_wk.copy(), state.n_k.copy()) for _ in blocks]
+    changes = run_blocks(sweep, [(lo, hi, *copies[i]) for i, (lo, hi) in enumerate(blocks)])
+    base_wk, base_k = state.n_wk.copy(), state.n_k.copy()
+    for wk, k in copies:
+        state.n_wk[...] += wk - base_wk
+        state.n_k[...] += k - base_k
+    nnz = [int(data.indptr[hi] - data.indptr[lo]) for lo, hi in blocks]
+    return sum(c * n for c, n in zip(changes, nnz, strict=True)) / max(sum(nnz), 1)
+
+
 def cvb0_state_from_gamma(data: VBData, gamma: np.ndarray, n_topics: int,
                           seeds: SeedPrior | None = None) -> CVB0State:
     """Expected counts n_dk, n_wk, n_k of entry responsibilities ``gamma`` (nnz, K), plus the seed
@@ -386,24 +406,10 @@ def build_cvb0_kernel(*, n_threads: int = 1):
 
     def kernel(rng, state: CVB0State, data: VBData, model: LDAModel):
         V = data.n_words
-        blocks = _blocks(data, n_threads)
         args = (data.indptr, data.indices, data.data)
-        if len(blocks) == 1:
-            change = kv.cvb0_sweep(*args, 0, data.n_docs, state.gamma, state.n_dk, state.n_wk, state.n_k,
-                                   model.alpha, model.beta, V * model.beta)
-            return state, VBInfo(0.0, float(change), 1.0)
-        copies = [(state.n_wk.copy(), state.n_k.copy()) for _ in blocks]
-        changes = run_blocks(
+        change = _sweep_blocks(
             lambda lo, hi, wk, k: kv.cvb0_sweep(*args, lo, hi, state.gamma, state.n_dk, wk, k, model.alpha,
-                                                model.beta, V * model.beta),
-            [(lo, hi, *copies[i]) for i, (lo, hi) in enumerate(blocks)],
-        )
-        base_wk, base_k = state.n_wk.copy(), state.n_k.copy()
-        for wk, k in copies:
-            state.n_wk[...] += wk - base_wk
-            state.n_k[...] += k - base_k
-        nnz = [int(data.indptr[hi] - data.indptr[lo]) for lo, hi in blocks]
-        change = sum(c * n for c, n in zip(changes, nnz, strict=True)) / max(sum(nnz), 1)
+                                                model.beta, V * model.beta), state, data, n_threads)
         return state, VBInfo(0.0, float(change), 1.0)
 
     return kernel
@@ -531,24 +537,10 @@ def build_cvb0q_kernel(*, n_threads: int = 1, dither: bool = False):
         V = data.n_words
         scale = quant_scale(state.q.dtype)
         salt = float(rng.random()) if dither else -1.0
-        blocks = _blocks(data, n_threads)
         args = (data.indptr, data.indices, data.data)
-        if len(blocks) == 1:
-            change = kv.cvb0q_sweep(*args, 0, data.n_docs, state.q, state.n_wk, state.n_k, model.alpha,
-                                    model.beta, V * model.beta, scale, salt)
-            return state, VBInfo(0.0, float(change), 1.0)
-        copies = [(state.n_wk.copy(), state.n_k.copy()) for _ in blocks]
-        changes = run_blocks(
+        change = _sweep_blocks(
             lambda lo, hi, wk, k: kv.cvb0q_sweep(*args, lo, hi, state.q, wk, k, model.alpha, model.beta,
-                                                 V * model.beta, scale, salt),
-            [(lo, hi, *copies[i]) for i, (lo, hi) in enumerate(blocks)],
-        )
-        base_wk, base_k = state.n_wk.copy(), state.n_k.copy()
-        for wk, k in copies:
-            state.n_wk[...] += wk - base_wk
-            state.n_k[...] += k - base_k
-        nnz = [int(data.indptr[hi] - data.indptr[lo]) for lo, hi in blocks]
-        change = sum(c * n for c, n in zip(changes, nnz, strict=True)) / max(sum(nnz), 1)
+                                                 V * model.beta, scale, salt), state, data, n_threads)
         return state, VBInfo(0.0, float(change), 1.0)
 
     return kernel
