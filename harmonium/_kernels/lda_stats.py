@@ -105,6 +105,34 @@ def doc_lengths(n_dk, out):
         out[d] = n_d
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _merge_row(counts, b0, inv, per_topic, start, lo, hi, top, val, o, new_top, new_val):
+    """Merge one sample's count row into its sorted sparse sum row; returns the next output position.
+
+    Cell k gains (counts[k] + b0) * inv_k (inv_k = inv[k] if ``per_topic`` else inv[0]): a stored cell
+    (``top[lo:hi]``, values ``val``) from its value, a cell that gets its first count from ``start[k]``;
+    cells with no count stay unstored. Written at ``new_top[o:]`` / ``new_val[o:]`` in topic order.
+    """
+    K = counts.shape[0]
+    j = lo
+    nxt = top[j] if j < hi else K
+    for k in range(K):
+        c = counts[k]
+        if k == nxt:
+            x = val[j]
+            j += 1
+            nxt = top[j] if j < hi else K
+        elif c != 0:
+            x = start[k]
+        else:
+            continue
+        x += (c + b0) * (inv[k] if per_topic else inv[0])
+        new_top[o] = k
+        new_val[o] = x
+        o += 1
+    return o
+
+
 @njit(cache=True, nogil=True)
 def sparse_theta_add(n_dk, inv_len, ptr, top, val, new_ptr, new_top, new_val):
     """Merge one sample into the sparse sums: new_val[d, k] = val[d, k] + n_dk[d, k] * inv_len[d].
@@ -115,25 +143,11 @@ def sparse_theta_add(n_dk, inv_len, ptr, top, val, new_ptr, new_top, new_val):
     written (new_ptr[D]).
     """
     D, K = n_dk.shape
+    zero = np.zeros(K, dtype=val.dtype)
     o = 0
     for d in range(D):
         new_ptr[d] = o
-        inv = inv_len[d]
-        j = ptr[d]
-        end = ptr[d + 1]
-        nxt = top[j] if j < end else K
-        for k in range(K):
-            c = n_dk[d, k]
-            if k == nxt:
-                new_top[o] = k
-                new_val[o] = val[j] + c * inv
-                o += 1
-                j += 1
-                nxt = top[j] if j < end else K
-            elif c > 0:
-                new_top[o] = k
-                new_val[o] = c * inv
-                o += 1
+        o = _merge_row(n_dk[d], 0.0, inv_len[d:d + 1], False, zero, ptr[d], ptr[d + 1], top, val, o, new_top, new_val)
     new_ptr[D] = o
     return o
 
@@ -224,25 +238,7 @@ def sparse_phi_add(n_wk, n_k, beta, bg, ptr, top, val, new_ptr, new_top, new_val
     o = 0
     for w in range(V):
         new_ptr[w] = o
-        j = ptr[w]
-        end = ptr[w + 1]
-        nxt = top[j] if j < end else K
-        for k in range(K):
-            c = n_wk[w, k]
-            if k == nxt:
-                x = val[j]
-                x += (c + beta) * inv[k]
-                new_top[o] = k
-                new_val[o] = x
-                o += 1
-                j += 1
-                nxt = top[j] if j < end else K
-            elif c != 0:
-                x = bg[k]
-                x += (c + beta) * inv[k]
-                new_top[o] = k
-                new_val[o] = x
-                o += 1
+        o = _merge_row(n_wk[w], beta, inv, True, bg, ptr[w], ptr[w + 1], top, val, o, new_top, new_val)
     new_ptr[V] = o
     for k in range(K):
         x = bg[k]
