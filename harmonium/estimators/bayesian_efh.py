@@ -14,7 +14,7 @@ Architectures: the default is Bayesian GB-EFH (binary words, unit-variance Gauss
 
 Pieces: :mod:`harmonium.models.undirected.bayesian_efh` (prior, gradient terms),
 :mod:`harmonium.inference.mcmc.bayesian_efh.langevin` (the sampler),
-:mod:`harmonium.inference.learning.empirical_bayes`.
+``harmonium.inference.learning.empirical_bayes``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class BayesianEFH(_HarmoniumEstimator):
         Estimate mu and sigma by Monte Carlo EM (eqs. 23-27) started from the ML couplings; "scale":
         keep mu at ``prior_mean`` and estimate sigma alone, started from ``prior_scale`` (a free mu
         breaks the rotation invariance of the posterior of W W^T and can run away; see
-        :mod:`harmonium.inference.learning.empirical_bayes`).
+        ``harmonium.inference.learning.empirical_bayes``).
     n_em_iter : int, default 5
     sampler : {"langevin", "mala", "sgld"}, default "langevin"
         The paper's unadjusted Langevin chain (eq. 13); Metropolis-adjusted with the log Z ratio
