@@ -172,6 +172,8 @@ def _data(args):
     tr, va, te = train[np.sort(order[args.n_valid:])], train[np.sort(order[:args.n_valid])], test[long_te]
     if args.regime == "long-chunked":  # the same training tokens, each document cut into pieces of <= --chunk
         tr, va = _chunked(tr, args.chunk), _chunked(va, args.chunk)
+    if args.max_train_length:  # rsm_long_diag.py: a few very long training documents stall CD (issue 17)
+        tr = tr[np.flatnonzero(np.asarray(tr.doc_lengths) <= args.max_train_length)]
     return tr, va, te
 
 
@@ -267,7 +269,8 @@ def run_lda(name, tr, te, args) -> dict:
 
 def part_fit(args) -> None:
     tr, va, te = _data(args)
-    info = {"part": "fit", "regime": args.regime, "n_train": tr.n_docs, "n_valid": va.n_docs, "n_test": te.n_docs,
+    info = {"part": "fit", "regime": args.regime, "max_train_length": args.max_train_length, "n_train": tr.n_docs,
+            "n_valid": va.n_docs, "n_test": te.n_docs,
             "n_train_tokens": int(tr.n_tokens), "n_test_tokens": int(te.n_tokens), "seed": args.seed}
     print(json.dumps(info), flush=True)
     for name in args.settings:
@@ -342,6 +345,8 @@ def main() -> None:
     ap.add_argument("--settings", nargs="+", default=["lda", "lda-opt", "cvb0"])
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--min-length", type=int, default=50)
+    ap.add_argument("--max-train-length", type=int, default=0,
+                    help="drop training documents longer than this (0: keep all; validation and test untouched)")
     ap.add_argument("--n-valid", type=int, default=500)
     ap.add_argument("--chunk", type=int, default=25, help="piece length of the long-chunked regime")
     ap.add_argument("--max-epochs", type=int, default=200)
