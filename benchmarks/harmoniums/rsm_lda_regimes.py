@@ -174,6 +174,10 @@ def _data(args):
         tr, va = _chunked(tr, args.chunk), _chunked(va, args.chunk)
     if args.max_train_length:  # rsm_long_diag.py: a few very long training documents stall CD (issue 17)
         tr = tr[np.flatnonzero(np.asarray(tr.doc_lengths) <= args.max_train_length)]
+    if args.split_train_length:  # the same, keeping their tokens: cut into pieces of random tokens
+        from harmonium.corpus import split_long_documents
+
+        tr = split_long_documents(tr, args.split_train_length, random_state=0)
     return tr, va, te
 
 
@@ -269,8 +273,9 @@ def run_lda(name, tr, te, args) -> dict:
 
 def part_fit(args) -> None:
     tr, va, te = _data(args)
-    info = {"part": "fit", "regime": args.regime, "max_train_length": args.max_train_length, "n_train": tr.n_docs,
-            "n_valid": va.n_docs, "n_test": te.n_docs,
+    info = {"part": "fit", "regime": args.regime, "max_train_length": args.max_train_length,
+            "split_train_length": args.split_train_length, "n_train": tr.n_docs, "n_valid": va.n_docs,
+            "n_test": te.n_docs,
             "n_train_tokens": int(tr.n_tokens), "n_test_tokens": int(te.n_tokens), "seed": args.seed}
     print(json.dumps(info), flush=True)
     for name in args.settings:
@@ -347,6 +352,8 @@ def main() -> None:
     ap.add_argument("--min-length", type=int, default=50)
     ap.add_argument("--max-train-length", type=int, default=0,
                     help="drop training documents longer than this (0: keep all; validation and test untouched)")
+    ap.add_argument("--split-train-length", type=int, default=0,
+                    help="cut training documents longer than this into pieces (split_long_documents; 0: no)")
     ap.add_argument("--n-valid", type=int, default=500)
     ap.add_argument("--chunk", type=int, default=25, help="piece length of the long-chunked regime")
     ap.add_argument("--max-epochs", type=int, default=200)

@@ -42,6 +42,8 @@ def main(argv=None) -> None:
     ap.add_argument("--max-length", type=int, default=0, help="drop training documents longer than this (0: keep)")
     ap.add_argument("--with-longest", action="store_true",
                     help="add the longest document of the long training set (4,351 tokens) to the N")
+    ap.add_argument("--split-over", type=int, default=0,
+                    help="cut training documents longer than this into pieces (split_long_documents; 0: no)")
     ap.add_argument("--init-scale", type=float, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
@@ -53,7 +55,8 @@ def main(argv=None) -> None:
     from harmonium.evaluation.partition import data_means
     from harmonium.inference.learning import cd
 
-    ns = argparse.Namespace(regime="long", min_length=50, n_valid=500, chunk=25, max_train_length=0)
+    ns = argparse.Namespace(regime="long", min_length=50, n_valid=500, chunk=25, max_train_length=0,
+                            split_train_length=0)
     tr, va, _ = R._data(ns)
     rows = np.arange(min(args.n_docs, tr.n_docs))
     if args.with_longest:
@@ -64,6 +67,10 @@ def main(argv=None) -> None:
     va = va[np.arange(min(args.n_valid, va.n_docs))]
     if args.chunk:
         tr = R._chunked(tr, args.chunk)
+    if args.split_over:
+        from harmonium.corpus import split_long_documents
+
+        tr = split_long_documents(tr, args.split_over, random_state=0)
     kw = {} if args.init_scale is None else {"init_scale": args.init_scale}
     rsm = ReplicatedSoftmax(args.hidden, n_gibbs=args.n_gibbs, learning_rate=args.lr, momentum=args.momentum,
                             weight_decay=args.weight_decay, batch_size=args.batch_size, n_iter=args.epochs,
