@@ -338,7 +338,9 @@ def part_table(args) -> None:
                 b = " / ".join(f"{x['perplexity']:.1f}" for x in s["buckets"])
                 ep = f"{r['epochs_run']} ({r['best_epoch']})" if r["system"] == "rsm" else ""
                 lo, hi = s["perplexity_interval"]
-                print(f"| {r['regime']} | {r['setting']} | {r['K']} | {r['seed']} | {est} | "
+                setting = r["setting"] + (f", drop > {r['max_train_length']}" if r.get("max_train_length") else "") + (
+                    f", split > {r['split_train_length']}" if r.get("split_train_length") else "")
+                print(f"| {r['regime']} | {setting} | {r['K']} | {r['seed']} | {est} | "
                       f"{s['perplexity']:.1f} [{lo:.1f}, {hi:.1f}] | {b} | {ep} | {r['fit_s']:.0f} |")
 
 
