@@ -172,6 +172,12 @@ def _data(args):
     tr, va, te = train[np.sort(order[args.n_valid:])], train[np.sort(order[:args.n_valid])], test[long_te]
     if args.regime == "long-chunked":  # the same training tokens, each document cut into pieces of <= --chunk
         tr, va = _chunked(tr, args.chunk), _chunked(va, args.chunk)
+    if args.max_train_length:  # rsm_long_diag.py: a few very long training documents stall CD (issue 17)
+        tr = tr[np.flatnonzero(np.asarray(tr.doc_lengths) <= args.max_train_length)]
+    if args.split_train_length:  # the same, keeping their tokens: cut into pieces of random tokens
+        from harmonium.corpus import split_long_documents
+
+        tr = split_long_documents(tr, args.split_train_length, random_state=0)
     return tr, va, te
 
 
@@ -267,7 +273,9 @@ def run_lda(name, tr, te, args) -> dict:
 
 def part_fit(args) -> None:
     tr, va, te = _data(args)
-    info = {"part": "fit", "regime": args.regime, "n_train": tr.n_docs, "n_valid": va.n_docs, "n_test": te.n_docs,
+    info = {"part": "fit", "regime": args.regime, "max_train_length": args.max_train_length,
+            "split_train_length": args.split_train_length, "n_train": tr.n_docs, "n_valid": va.n_docs,
+            "n_test": te.n_docs,
             "n_train_tokens": int(tr.n_tokens), "n_test_tokens": int(te.n_tokens), "seed": args.seed}
     print(json.dumps(info), flush=True)
     for name in args.settings:
@@ -330,7 +338,9 @@ def part_table(args) -> None:
                 b = " / ".join(f"{x['perplexity']:.1f}" for x in s["buckets"])
                 ep = f"{r['epochs_run']} ({r['best_epoch']})" if r["system"] == "rsm" else ""
                 lo, hi = s["perplexity_interval"]
-                print(f"| {r['regime']} | {r['setting']} | {r['K']} | {r['seed']} | {est} | "
+                setting = r["setting"] + (f", drop > {r['max_train_length']}" if r.get("max_train_length") else "") + (
+                    f", split > {r['split_train_length']}" if r.get("split_train_length") else "")
+                print(f"| {r['regime']} | {setting} | {r['K']} | {r['seed']} | {est} | "
                       f"{s['perplexity']:.1f} [{lo:.1f}, {hi:.1f}] | {b} | {ep} | {r['fit_s']:.0f} |")
 
 
@@ -342,6 +352,10 @@ def main() -> None:
     ap.add_argument("--settings", nargs="+", default=["lda", "lda-opt", "cvb0"])
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--min-length", type=int, default=50)
+    ap.add_argument("--max-train-length", type=int, default=0,
+                    help="drop training documents longer than this (0: keep all; validation and test untouched)")
+    ap.add_argument("--split-train-length", type=int, default=0,
+                    help="cut training documents longer than this into pieces (split_long_documents; 0: no)")
     ap.add_argument("--n-valid", type=int, default=500)
     ap.add_argument("--chunk", type=int, default=25, help="piece length of the long-chunked regime")
     ap.add_argument("--max-epochs", type=int, default=200)
