@@ -85,6 +85,21 @@ def fig6_real(args):
     fig.savefig(os.path.splitext(args.out)[0] + "-fig6b.png", dpi=120)
 
 
+
+def half_splits(y, n_splits: int, seed: int) -> tuple[list, list]:
+    """``n_splits`` random halvings (train, test) of the documents, and the majority-class accuracy of each."""
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    splits = []
+    for _ in range(n_splits):
+        perm = rng.permutation(n)
+        splits.append((np.sort(perm[n // 2:]), np.sort(perm[:n // 2])))
+    majority = []
+    for tr, te in splits:
+        vals, cnt = np.unique(y[tr], return_counts=True)
+        majority.append(float(np.mean(y[te] == vals[np.argmax(cnt)])))
+    return splits, majority
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-docs", type=int, default=2000)
@@ -114,15 +129,7 @@ def main(argv=None):
                                               n_samples=50, thin=2, **dwh_kw)
         .fit(corpus, features=F).transform(corpus, features=F),
     }
-    rng = np.random.default_rng(args.seed + 1)
-    splits = []
-    for _ in range(args.splits):
-        perm = rng.permutation(corpus.n_docs)
-        splits.append((np.sort(perm[corpus.n_docs // 2:]), np.sort(perm[:corpus.n_docs // 2])))
-    majority = []
-    for tr, te in splits:
-        vals, cnt = np.unique(y[tr], return_counts=True)
-        majority.append(float(np.mean(y[te] == vals[np.argmax(cnt)])))
+    splits, majority = half_splits(y, args.splits, args.seed + 1)
     with open(args.out, "a") as fh:
         for name, project in models.items():
             for k in args.topics:

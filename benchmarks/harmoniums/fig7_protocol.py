@@ -146,15 +146,9 @@ def main(argv=None) -> None:
 
     corpus, F, y = data(args.n_docs, args.n_words, args.n_tags, args.seed)
     print(f"{corpus!r}; features {F.shape}; {np.unique(y).size} sections", flush=True)
-    rng = np.random.default_rng(args.seed + 1)  # the splits of bayesian_efh_debian.py
-    splits = []
-    for _ in range(args.splits):
-        perm = rng.permutation(corpus.n_docs)
-        splits.append((np.sort(perm[corpus.n_docs // 2:]), np.sort(perm[:corpus.n_docs // 2])))
-    majority = []
-    for tr, te in splits:
-        vals, cnt = np.unique(y[tr], return_counts=True)
-        majority.append(float(np.mean(y[te] == vals[np.argmax(cnt)])))
+    from bayesian_efh_debian import half_splits
+
+    splits, majority = half_splits(y, args.splits, args.seed + 1)  # the splits of bayesian_efh_debian.py
     for setting in args.settings:
         for k in args.topics:
             t0 = time.perf_counter()
