@@ -142,6 +142,23 @@ def test_conditional_matches_brute_force(conditional, ok):
 
 # -- 3. the whole iteration from exact draws -----------------------------------------------------
 @njit
+def _exact_start(rng, cum_p, part_of, mk_of, partitions, doc_ptr, words, gamma, z, m_k, tau, n_dk, n_wk, n_k):
+    """One exact joint draw of (z, tables, tau) into the chain's arrays (counts filled); returns K."""
+    s = np.searchsorted(cum_p, rng.random() * cum_p[-1], side="right")
+    part = part_of[s]
+    K = 0
+    for i in range(z.shape[0]):
+        z[i] = partitions[part, i]
+        K = max(K, z[i] + 1)
+    for k in range(K):
+        m_k[k] = mk_of[s, k]
+    tau[:] = 0.0
+    khdp.sample_tau(rng, m_k, K, gamma, tau)
+    khdp.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
+    return K
+
+
+@njit
 def _run_chains(rng, n_iter, cum_p, part_of, mk_of, partitions, doc_ptr, words, alpha, gamma, beta,
                 sweep_fn, tables_fn, codes, out):
     N = words.shape[0]
@@ -157,17 +174,7 @@ def _run_chains(rng, n_iter, cum_p, part_of, mk_of, partitions, doc_ptr, words, 
     z = np.empty(N, np.int32)
     relabel = np.empty(cap, np.int64)
     for c in range(out.shape[0]):
-        s = np.searchsorted(cum_p, rng.random() * cum_p[-1], side="right")
-        part = part_of[s]
-        K = 0
-        for i in range(N):
-            z[i] = partitions[part, i]
-            K = max(K, z[i] + 1)
-        for k in range(K):
-            m_k[k] = mk_of[s, k]
-        tau[:] = 0.0
-        khdp.sample_tau(rng, m_k, K, gamma, tau)
-        khdp.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
+        K = _exact_start(rng, cum_p, part_of, mk_of, partitions, doc_ptr, words, gamma, z, m_k, tau, n_dk, n_wk, n_k)
         for _ in range(n_iter):
             K, _, _, _ = sweep_fn(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, p, 0)
             K = khdp.compact(z, n_dk, n_wk, n_k, tau, K, remap)
@@ -369,17 +376,7 @@ def _run_split_merge_chains(rng, n_moves, n_launch, sequential, broken, cum_p, p
     order = np.empty(N, np.int64)
     kstart = np.empty(cap + 2, np.int64)
     for c in range(out_part.shape[0]):
-        s = np.searchsorted(cum_p, rng.random() * cum_p[-1], side="right")
-        part = part_of[s]
-        K = 0
-        for i in range(N):
-            z[i] = partitions[part, i]
-            K = max(K, z[i] + 1)
-        for k in range(K):
-            m_k[k] = mk_of[s, k]
-        tau[:] = 0.0
-        khdp.sample_tau(rng, m_k, K, gamma, tau)
-        khdp.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
+        K = _exact_start(rng, cum_p, part_of, mk_of, partitions, doc_ptr, words, gamma, z, m_k, tau, n_dk, n_wk, n_k)
         khdp.build_topic_index(z, K, order, kstart)
         for _ in range(n_moves):
             K, _ = khdp.split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
