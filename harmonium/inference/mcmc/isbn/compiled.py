@@ -13,9 +13,9 @@ One ``sweep`` (numba, :mod:`harmonium._kernels.isbn_chain`) visits the items in 
 i; retire states left empty (HDP: tau_k returns to tau_u); FFBS over eq. 1 with F of eq. 2; create new states
 (HDP: tau_new = b tau_u, b ~ Beta(1, gamma)); add i back. ``update_tau``: S_{k|l} ~ A[N_{k|l}, alpha tau_k] per
 CPT row, tau ~ D[gamma, S_.1, ..., S_.K] (§4); with ``sample_concentration`` also alpha (shared by the node's
-rows; rows with N_l > 0 play the documents) by :func:`~harmonium.inference.mcmc.isbn.hdp.resample_alpha`
-and gamma by :func:`~harmonium.inference.mcmc.isbn.hdp.resample_gamma` (a DP node's alpha from its
-rows' numbers of states; a finite Dirichlet node's alpha stays fixed).
+rows; rows with N_l > 0 play the documents) and gamma, by the shared updates of
+:mod:`harmonium.inference.mcmc.isbn.hyper` (a DP node's alpha from its rows' numbers of states; a finite
+Dirichlet node's alpha stays fixed).
 
 Memory: dense count tables per latent node b, int32: n_rows_b x cap_parent x cap_b (n_rows_b: values of its
 index, or 1; cap_parent = 1 for a root), plus n_rows_b x cap_parent row totals, plus n_categories x cap_A x cap_B
@@ -35,7 +35,7 @@ from harmonium._kernels import isbn_chain as kc
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.inference.mcmc.isbn.hdp import resample_alpha, resample_gamma
+from harmonium.inference.mcmc.isbn import hyper
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, Observed
 
 NEW = -1
@@ -410,18 +410,18 @@ class CompiledISBNSampler:
             m, nl = self._kc.table_counts(rng, self.C[j], self.T[j], j, pnode, self.act, self.K,
                                     self.kind[j] == _HDP, self.extra[j], S, lengths)
             K = int(self.K[j])
-            if self.sample_concentration and nl > 0:
-                self.alpha_[j] = resample_alpha(rng, float(self.alpha_[j]), int(m), lengths[:nl].astype(np.float64),
-                                                self.concentration_prior)
-                if self.kind[j] == _HDP and m > 0:
-                    self.gamma_[j] = resample_gamma(rng, float(self.gamma_[j]), K, int(m), self.concentration_prior)
-            if self.kind[j] == _HDP:
-                slots = self.act[j, :K]
-                g = rng.gamma(S[slots].astype(np.float64), 1.0)
-                gu = rng.gamma(float(self.gamma_[j]), 1.0)
-                tot = g.sum() + gu
-                self.tau_[j, slots] = g / tot
-                self.tau_u[j] = gu / tot
+            n_rows = lengths[:nl].astype(np.float64)
+            if self.kind[j] == _DP:  # a DP row's tables are its states: alpha only
+                self.alpha_[j] = hyper.resample_alpha(rng, float(self.alpha_[j]), int(m), n_rows,
+                                                      self.concentration_prior) if nl > 0 else self.alpha_[j]
+                continue
+            slots = self.act[j, :K]
+            tau, self.alpha_[j], self.gamma_[j] = hyper.global_step(
+                rng, S[slots], int(m), n_rows, float(self.alpha_[j]), float(self.gamma_[j]),
+                sample_alpha=self.sample_concentration, sample_gamma=self.sample_concentration,
+                alpha_prior=self.concentration_prior, gamma_prior=self.concentration_prior)
+            self.tau_[j, slots] = tau[:K]
+            self.tau_u[j] = tau[K]
         self._refresh_weights()
 
     def step(self, rng: np.random.Generator) -> None:
