@@ -27,15 +27,13 @@ its child) when a sweep runs out of free slots; the chain does not change.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from harmonium._kernels import isbn_chain as kc
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.inference.mcmc.isbn import hyper
+from harmonium.inference.mcmc.isbn import conditionals, hyper
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, Observed
 
 NEW = -1
@@ -508,8 +506,11 @@ class CompiledISBNSampler:
             self.obs_inv, self.xv, self.okind, self.n_trials, self.pa, self.pa_sum, np.ones(self.L, dtype=np.bool_),
             P, msg, tmp, rp, rt, rtu, dom, D)
         L, nA = self.L, self.nA
-        configs, probs = [], []
-        for ps in itertools.product(*(range(int(D[j])) for j in range(L))):
+        labels = {b: [NEW if dom[j, d] < 0 else int(self.label[j, dom[j, d]]) for d in range(int(D[j]))]
+                  for j, b in enumerate(self.names)}
+
+        def log_prob(pos):  # the path's backward-sampling tables: root, down chain A, chain B from its leaf up
+            ps = [pos[b] for b in self.names]
             p = P[0, 0, ps[0]]
             for j in range(1, nA):
                 p *= P[j, ps[j - 1], ps[j]]
@@ -517,11 +518,10 @@ class CompiledISBNSampler:
                 p *= P[L - 1, ps[nA - 1], ps[L - 1]]
                 for j in range(nA, L - 1):
                     p *= P[j, ps[j + 1], ps[j]]
-            lab = {b: (NEW if dom[j, ps[j]] < 0 else int(self.label[j, dom[j, ps[j]]]))
-                   for j, b in enumerate(self.names)}
-            configs.append(tuple(lab[b] for b in self.order))
-            probs.append(p)
-        return configs, np.asarray(probs)
+            with np.errstate(divide="ignore"):
+                return np.log(p)
+
+        return conditionals.tabulate(self.order, labels, log_prob)
 
     # -- fold-in (document completion with the training state frozen) ----------------------------------
     def fold_in(self, index: dict, observed: dict, *, n_sweeps: int, rng: np.random.Generator,

@@ -70,7 +70,7 @@ from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.inference.mcmc.isbn import hyper
+from harmonium.inference.mcmc.isbn import conditionals, hyper
 from harmonium.inference.mcmc.isbn import junction as isbn_junction
 from harmonium.inference.mcmc.isbn.junction import expand, lse
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, RandomEffects, item_stats, log_predictive
@@ -608,16 +608,12 @@ class ISBNSampler:
 
     def junction_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as FFBS on the junction tree samples them."""
-        self._remove(i)
-        belief, dom = self._junction_beliefs(i)
-        configs = list(itertools.product(*(dom[b] for b in self.order)))
-        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
-        logp = np.array([isbn_junction.log_prob(self.junction, belief,
-                                                {b: where[b][k] for b, k in zip(self.order, c, strict=True)})
-                         for c in configs])
-        self._add(i)
-        self._revive(i)
-        return configs, np.exp(logp)
+        def compute(i):
+            belief, dom = self._junction_beliefs(i)
+            return conditionals.tabulate(self.order, dom,
+                                         lambda pos: isbn_junction.log_prob(self.junction, belief, pos))
+
+        return conditionals.look(self, i, compute)
 
     # -- variable elimination with backward sampling: any network (what the junction tree computes) ------------
     def _eliminate_tables(self, i: int):
@@ -667,15 +663,11 @@ class ISBNSampler:
 
     def eliminate_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as variable elimination samples them."""
-        self._remove(i)
-        steps, dom = self._eliminate_tables(i)
-        configs = list(itertools.product(*(dom[b] for b in self.order)))
-        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
-        logp = np.array([self._eliminate_logp(steps, {b: where[b][k] for b, k in zip(self.order, c, strict=True)})
-                         for c in configs])
-        self._add(i)
-        self._revive(i)
-        return configs, np.exp(logp)
+        def compute(i):
+            steps, dom = self._eliminate_tables(i)
+            return conditionals.tabulate(self.order, dom, lambda pos: self._eliminate_logp(steps, pos))
+
+        return conditionals.look(self, i, compute)
 
     def ffbs_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as FFBS samples them (eq. 1).
@@ -687,24 +679,11 @@ class ISBNSampler:
             raise InvalidParameterError(
                 f"ffbs_conditional: the factor over the latent nodes {', '.join(self.cycle)} closes a cycle; FFBS "
                 "needs a cycle-free network (use eliminate_conditional).")
-        self._remove(i)
-        comps, dom = self._ffbs_tables(i)
-        configs = list(itertools.product(*(dom[b] for b in self.order)))
-        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
-        logp = np.zeros(len(configs))
-        for n, cfg in enumerate(configs):
-            pos = {b: where[b][k] for b, k in zip(self.order, cfg, strict=True)}  # group nodes: one value
-            lp = 0.0
-            for root, proot, steps in comps:
-                lp += proot[pos[root]]
-                for _f, u, kids, cond in steps:
-                    if kids:
-                        sub = np.ravel_multi_index(tuple(pos[c] for c in kids), tuple(len(dom[c]) for c in kids))
-                        lp += cond[pos[u], sub]
-            logp[n] = lp
-        self._add(i)
-        self._revive(i)
-        return configs, np.exp(logp)
+        def compute(i):
+            comps, dom = self._ffbs_tables(i)
+            return conditionals.tabulate(self.order, dom, lambda pos: _ffbs_logp(comps, dom, pos))
+
+        return conditionals.look(self, i, compute)
 
     # -- the sweep ----------------------------------------------------------------------------
     def sweep(self, rng: np.random.Generator) -> None:
@@ -953,6 +932,18 @@ def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator, g0=N
             c = rng.beta(a, prior.beta * st.tau_u) if a > 0 and st.tau_u > 0 else 0.5
             st.rho[g][k] = c * st.rho_u[g]
             st.rho_u[g] *= 1.0 - c
+
+
+def _ffbs_logp(comps, dom: dict, pos: dict) -> float:
+    """log probability that backward sampling draws the positions ``pos`` (group nodes: one value)."""
+    lp = 0.0
+    for root, proot, steps in comps:
+        lp += proot[pos[root]]
+        for _f, u, kids, cond in steps:
+            if kids:
+                sub = np.ravel_multi_index(tuple(pos[c] for c in kids), tuple(len(dom[c]) for c in kids))
+                lp += cond[pos[u], sub]
+    return float(lp)
 
 
 def _draw(p: np.ndarray, rng: np.random.Generator) -> int:
