@@ -604,34 +604,8 @@ class CompiledISBNSampler:
 
 
 def make_sampler(network: Network, index: dict, observed: dict, *, engine: str = "auto", **options):
-    """The engine for ``network``: :class:`CompiledISBNSampler` when it supports the network's shape and the
-    options, else the general Python :class:`~harmonium.inference.mcmc.isbn.gibbs.ISBNSampler`.
+    """:func:`harmonium.inference.mcmc.isbn.engine.make_sampler` (the engine package's entry; kept here for the
+    callers that import it from this module)."""
+    from harmonium.inference.mcmc.isbn.engine import make_sampler as _make_sampler
 
-    ``engine``: ``"auto"``, ``"compiled"`` (unsupported shapes raise the compiled engine's error naming the
-    feature) or ``"python"``. ``options`` go to the engine's constructor (``init``, ``tau``,
-    ``sample_concentration``, ``concentration_prior``; ``method`` and ``present`` exist in the Python engine
-    only and select it under ``"auto"``; ``capacity`` in the compiled engine only). Both engines sample the same
-    chain (their sweeps draw the same states from the same seed; the tau updates take their random numbers in
-    another order, so long runs part), so the choice changes the speed, not the model.
-    """
-    from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
-
-    if engine not in ("auto", "compiled", "python"):
-        raise InvalidParameterError(f"make_sampler: engine must be 'auto', 'compiled' or 'python'; got {engine!r}.")
-    python_only = {"method", "present"} & set(options)
-    if engine == "python" or (engine == "auto" and python_only):
-        options.pop("capacity", None)
-        return ISBNSampler(network, index, observed, **options)
-    if engine == "compiled" and python_only:
-        raise InvalidParameterError(
-            f"make_sampler(engine='compiled'): {sorted(python_only)} exist in the Python engine only; drop them or "
-            "use engine='auto' / 'python'.")
-    if engine == "auto":
-        try:
-            plan_chains(network)
-        except InvalidParameterError as err:
-            if "CompiledISBNSampler supports" not in str(err):
-                raise  # an invalid declaration, not an unsupported shape
-            options.pop("capacity", None)
-            return ISBNSampler(network, index, observed, **options)
-    return CompiledISBNSampler(network, index, observed, **options)
+    return _make_sampler(network, index, observed, engine=engine, **options)

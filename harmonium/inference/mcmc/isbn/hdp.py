@@ -146,6 +146,19 @@ def grow(state: DirectAssignmentState, capacity: int) -> DirectAssignmentState:
     return state._replace(n_dk=n_dk, n_wk=n_wk, n_k=n_k, tau=tau)
 
 
+class SweepOutcome(NamedTuple):
+    """What the z part of an iteration (``build_kernel(...).sweep``) returns: the state (topics compacted to
+    0..K-1), moves, and ``remap``: for every topic column before compaction its column after it, or -1 if it
+    emptied (columns at or past the old K are topics the sweep created, in order of creation)."""
+
+    state: DirectAssignmentState
+    n_changed: int
+    n_new: int
+    n_split: int
+    n_merge: int
+    remap: np.ndarray
+
+
 #: Exact z sweeps by name, all with the signature of :func:`harmonium._kernels.hdp.da_sweep`.
 SAMPLERS = {"sparse": khdp.da_sweep_sparse, "plain": khdp.da_sweep}
 
@@ -223,6 +236,11 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
                  beta_prior: tuple[float, float] = (1.0, 1.0), sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
+    Its two halves are ``kernel.sweep(rng, state, tokens, model) -> SweepOutcome`` (step 1 and the
+    split-merge moves) and ``kernel.update(rng, state, tokens, model) -> (state, m..)`` (steps 2-5); the
+    kernel is the one after the other (the engine adapter of :mod:`harmonium.inference.mcmc.isbn.engine`
+    calls them as ``sweep`` and ``update_tau``).
+
     Parameters
     ----------
     sampler : {"sparse", "plain"}
@@ -252,12 +270,18 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
     tables_fn = hyper.dense_tables if tables is None else tables
     cache = {}
 
-    def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
-        beta = current_beta(state, model)
+    def lengths_of(tokens: TokenStream) -> np.ndarray:
         key = id(tokens)
         if cache.get("key") != key:
             lengths = np.diff(tokens.doc_ptr).astype(np.float64)
             cache.update(key=key, lengths=lengths[lengths > 0])
+        return cache["lengths"]
+
+    def sweep(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel) -> SweepOutcome:
+        """Step 1 (and the split-merge moves): the z sweep, compaction of the emptied topics, split-merge."""
+        beta = current_beta(state, model)
+        key = id(tokens)
+        lengths_of(tokens)
         N = tokens.words.shape[0]
         K = state.n_topics
         i = 0
@@ -303,24 +327,39 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
                                                   sequential=split_merge_sequential, scratch=cache["sm"],
                                                   growth=growth)
             K = state.n_topics
+        return SweepOutcome(state._replace(n_topics=K), int(n_changed), int(n_new), int(n_split), int(n_merge),
+                            remap)
+
+    def update(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
+        """Steps 2-5: tables, concentrations, tau, beta (:mod:`~harmonium.inference.mcmc.isbn.hyper`);
+        returns (state, m..)."""
+        K = state.n_topics
         m_k = np.zeros(max(K, 1), dtype=np.int64)
         m_total = int(tables_fn(rng, state.n_dk, K, state.alpha, state.tau, m_k))
-        _, alpha, gamma = hyper.global_step(rng, m_k[:K], m_total, cache["lengths"], state.alpha, state.gamma,
+        _, alpha, gamma = hyper.global_step(rng, m_k[:K], m_total, lengths_of(tokens), state.alpha, state.gamma,
                                             sample_alpha=sample_alpha, sample_gamma=sample_gamma,
                                             alpha_prior=model.alpha_prior, gamma_prior=model.gamma_prior,
                                             n_iter=concentration_iter, tau_out=state.tau)
-        state = state._replace(n_topics=K, alpha=alpha, gamma=gamma)
+        state = state._replace(alpha=alpha, gamma=gamma)
         if sample_beta:
-            beta = hyper.resample_beta(rng, beta, state.n_wk, state.n_k, K, beta_prior, concentration_iter)
+            beta = hyper.resample_beta(rng, current_beta(state, model), state.n_wk, state.n_k, K, beta_prior,
+                                       concentration_iter)
             state = state._replace(beta=beta)
+        return state, m_total
+
+    def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
+        out = sweep(rng, state, tokens, model)
+        state, m_total = update(rng, out.state, tokens, model)
+        K = state.n_topics
         if compute_log_joint:
+            beta = current_beta(state, model)
             ll = float(khdp.word_log_likelihood(state.n_wk, state.n_k, K, beta))
-            lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, alpha, state.tau))
+            lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, state.alpha, state.tau))
         else:
             ll = lj = float("nan")
-        return state, DirectAssignmentInfo(ll, lj, K, m_total, int(n_changed), int(n_new), int(n_split),
-                                           int(n_merge))
+        return state, DirectAssignmentInfo(ll, lj, K, m_total, out.n_changed, out.n_new, out.n_split, out.n_merge)
 
+    kernel.sweep, kernel.update = sweep, update
     return kernel
 
 
