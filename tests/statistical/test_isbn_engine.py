@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harmonium._kernels import hdp as khdp
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical, Dirichlet
 from harmonium.inference.mcmc.isbn import engine as isbn_engine
@@ -113,29 +114,39 @@ def test_direct_assignment_update_tau_takes_the_compiled_draws():
 
 
 def test_direct_assignment_labels_follow_the_compiled_convention():
+    """Labels survive the sweep's compaction: a token keeps the label of the topic it sits in, topics created in
+    the sweep get the next labels in order of creation (never one used before). The reference is computed from
+    the z the sweep itself leaves before compaction (recorded by a spy around the plain sweep)."""
+    rec = {}
+
+    def spy(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, p, i_start):
+        out = khdp.da_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, p, i_start)
+        rec["z"], rec["K"] = z.copy(), int(out[0])
+        return out
+
     rng = np.random.default_rng(5)
     doc, w = _data(rng, n=60)
-    e = make_sampler(ex.hdp(V, alpha=3.0, gamma=3.0), {"doc": doc}, {"w": w}, init={"z": np.full(60, 4)},
-                     capacity=2)
-    seen = {4}
-    for _ in range(8):
-        e.step(rng)
-        lab = e.labels("z")
-        states = e.states("z")
-        np.testing.assert_array_equal(states, np.unique(lab))  # alive labels = labels in use, sorted
-        assert e.n_states()["z"] == states.size == e.tau("z").size - 1
-        new = set(states.tolist()) - seen
-        assert all(s > max(seen) for s in new)  # new states numbered on, never a label used before
-        seen |= new
-        counts = np.bincount(np.searchsorted(states, lab), minlength=states.size)
-        np.testing.assert_array_equal(counts, e.state.n_k[: states.size])  # column k holds the k-th label
-    assert max(seen) > 4 and len(seen) > 2  # new states were numbered on
+    doc = np.sort(doc)
+    e = DirectAssignmentEngine(ex.hdp(V, alpha=3.0, gamma=3.0), {"doc": doc}, {"w": w},
+                               init={"z": np.repeat([4, 6], 30)}, capacity=2, sweep=spy)
+    next_label, n_retired = 7, 0
+    for _ in range(12):
+        before = e.states("z")
+        e.sweep(rng)
+        created = rec["K"] - before.size
+        columns = np.concatenate([before, np.arange(next_label, next_label + created)])
+        next_label += created
+        np.testing.assert_array_equal(e.labels("z"), columns[rec["z"]])
+        np.testing.assert_array_equal(e.states("z"), np.unique(e.labels("z")))
+        n_retired += int(np.setdiff1d(columns, e.states("z")).size)
+        e.update_tau(rng)
+    assert next_label > 9 and n_retired > 2  # states were created and retired
 
 
 def test_engine_errors_name_the_argument():
     rng = np.random.default_rng(6)
     doc, w = _data(rng)
-    with pytest.raises(InvalidParameterError, match="runs the HDP topic model only; it has 2 latent and 1 observed nodes"):
+    with pytest.raises(InvalidParameterError, match="HDP topic model only; it has 2 latent and 1 observed nodes"):
         DirectAssignmentEngine(ex.infinite_pam(V), {"doc": doc}, {"w": w})
     with pytest.raises(InvalidParameterError, match="not symmetric"):
         make_sampler(_asymmetric_hdp(), {"doc": doc}, {"w": w}, engine="direct_assignment")
