@@ -107,7 +107,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         Gamma hyperpriors of alpha and gamma.
     sample_topic_word_prior : bool, default False
         Resample beta | z, w every iteration by slice sampling on log beta
-        (``harmonium.inference.mcmc.isbn.hdp.resample_beta``; Neal 2003 §4), under the Gamma
+        (``harmonium.inference.mcmc.isbn.hyper.resample_beta``; Neal 2003 §4), under the Gamma
         hyperprior ``topic_word_hyperprior``. beta sets how many small topics the posterior keeps:
         on planted data with beta = 0.05 a fixed beta = 0.01 holds about 60 topics where 20 were
         planted, and a resampled beta settles near 0.05 with about 25 (benchmarks/isbn/README.md).
