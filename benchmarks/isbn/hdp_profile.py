@@ -39,6 +39,7 @@ def main(argv=None) -> None:
 
     from harmonium._kernels import hdp as khdp
     from harmonium.inference.mcmc.isbn import hdp as da
+    from harmonium.inference.mcmc.isbn import hyper
     from harmonium.models.directed.hdp import HDPModel
 
     data = C.load_data(args.corpus, args.max_docs)
@@ -88,8 +89,8 @@ def main(argv=None) -> None:
         m_k = np.zeros(max(K, 1), dtype=np.int64)
         m_total = int(khdp.sample_tables(rng, state.n_dk, K, state.alpha, state.tau, m_k))
         t = tick("table counts", t)
-        alpha = da.resample_alpha(rng, state.alpha, m_total, lengths, model.alpha_prior, 1)
-        gamma = da.resample_gamma(rng, state.gamma, K, m_total, model.gamma_prior, 1)
+        alpha = hyper.resample_alpha(rng, state.alpha, m_total, lengths, model.alpha_prior, 1)
+        gamma = hyper.resample_gamma(rng, state.gamma, K, m_total, model.gamma_prior, 1)
         t = tick("alpha, gamma", t)
         khdp.sample_tau(rng, m_k, K, gamma, state.tau)
         state = state._replace(n_topics=K, alpha=alpha, gamma=gamma)

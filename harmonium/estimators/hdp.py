@@ -26,9 +26,10 @@ from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import POSITIVE, TOPIC_MODEL_CONSTRAINTS, BaseEstimator, as_corpus, register
 from harmonium.estimators._perplexity import WholeDocumentPerplexity
 from harmonium.evaluation.completion import CompletionResult, document_completion
+from harmonium.inference.mcmc.isbn import engine as isbn_engine
 from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
-from harmonium.models.directed.hdp import HDPModel
+from harmonium.models.directed import isbn_examples
 
 _BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2, "sample_topic_word_prior": False,
                        "topic_word_hyperprior": [1.0, 1.0]}
@@ -106,7 +107,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         Gamma hyperpriors of alpha and gamma.
     sample_topic_word_prior : bool, default False
         Resample beta | z, w every iteration by slice sampling on log beta
-        (``harmonium.inference.mcmc.isbn.hdp.resample_beta``; Neal 2003 §4), under the Gamma
+        (``harmonium.inference.mcmc.isbn.hyper.resample_beta``; Neal 2003 §4), under the Gamma
         hyperprior ``topic_word_hyperprior``. beta sets how many small topics the posterior keeps:
         on planted data with beta = 0.05 a fixed beta = 0.01 holds about 60 topics where 20 were
         planted, and a resampled beta settles near 0.05 with about 25 (benchmarks/isbn/README.md).
@@ -213,10 +214,15 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
                     f"(a Gamma hyperprior). Got {v!r}."
                 )
 
-    def _model(self, n_words: int) -> HDPModel:
-        return HDPModel(float(self.topic_word_prior), int(n_words),
-                        tuple(float(x) for x in self.doc_concentration_prior),
-                        tuple(float(x) for x in self.corpus_concentration_prior))
+    def _sampler(self, n_words: int):
+        """(state/init/kernel module, HDPModel): the HDP topic model declared as an ISBN (seed 002 Fig. 1b),
+        run by the sweep the engine package plans for it (the direct-assignment sampler)."""
+        network = isbn_examples.hdp(int(n_words), float(self.doc_concentration), float(self.corpus_concentration),
+                                    float(self.topic_word_prior))
+        plan = isbn_engine.plan(network)
+        model = plan.model._replace(alpha_prior=tuple(float(x) for x in self.doc_concentration_prior),
+                                    gamma_prior=tuple(float(x) for x in self.corpus_concentration_prior))
+        return plan.algorithm, model
 
     def fit(self, X, y=None, *, resume: bool = False, callback=None):
         """Fit the model to a corpus by ``n_iter`` Gibbs iterations.
@@ -237,21 +243,22 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         corpus = as_corpus(X, "HDP.fit")
         self._check_training_corpus(corpus)
         tokens = corpus.tokens()
-        model = self._model(corpus.n_words)
+        algorithm, model = self._sampler(corpus.n_words)
         rec = self._recorder(_TRACE_KEYS, resume=resume, callback=callback, corpus=corpus)
         ckpt = rec.checkpoint
         if ckpt is not None:
-            state = da.state_from_assignments(tokens, model, ckpt.arrays["z"], ckpt.arrays["tau"],
-                                              ckpt.extra["alpha"], ckpt.extra["gamma"])
+            state = algorithm.state_from_assignments(tokens, model, ckpt.arrays["z"], ckpt.arrays["tau"],
+                                                     ckpt.extra["alpha"], ckpt.extra["gamma"])
             state = state._replace(beta=ckpt.extra.get("beta"))
         else:
-            state = da.init(rec.rng, tokens, model, n_topics=self.initial_topics, alpha=self.doc_concentration,
-                            gamma=self.corpus_concentration)
-        kernel = da.build_kernel(sampler=self.sampler, sample_alpha=self.sample_concentrations,
-                                 sample_gamma=self.sample_concentrations, compute_log_joint=False,
-                                 split_merge_proposals=self.split_merge, split_merge_launch=self.split_merge_launch,
-                                 sample_beta=self.sample_topic_word_prior,
-                                 beta_prior=tuple(float(x) for x in self.topic_word_hyperprior))
+            state = algorithm.init(rec.rng, tokens, model, n_topics=self.initial_topics,
+                                   alpha=self.doc_concentration, gamma=self.corpus_concentration)
+        kernel = algorithm.build_kernel(sampler=self.sampler, sample_alpha=self.sample_concentrations,
+                                        sample_gamma=self.sample_concentrations, compute_log_joint=False,
+                                        split_merge_proposals=self.split_merge,
+                                        split_merge_launch=self.split_merge_launch,
+                                        sample_beta=self.sample_topic_word_prior,
+                                        beta_prior=tuple(float(x) for x in self.topic_word_hyperprior))
         per_iteration = rec.trace["n_topics_per_iteration"]
         state, last_it = rec.drive(kernel, state, tokens, model, evaluate=_evaluator(tokens, model),
                                    step=lambda it, st, info: per_iteration.append(int(st.n_topics)),

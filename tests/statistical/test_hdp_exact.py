@@ -26,6 +26,7 @@ from scipy.special import gammaln
 
 from harmonium._kernels import hdp as khdp
 from harmonium.inference.mcmc.isbn import hdp as da
+from harmonium.inference.mcmc.isbn import hyper
 from harmonium.models.directed.hdp import (
     alpha_log_posterior,
     antoniak_pmf,
@@ -293,7 +294,7 @@ def broken_resample_gamma(rng, gamma, K, m_total, prior, n_iter=1):
     return float(rng.gamma(k_shape, 1.0 / r))
 
 
-@pytest.mark.parametrize("update, ok", [(da.resample_alpha, True), (broken_resample_alpha, False)])
+@pytest.mark.parametrize("update, ok", [(hyper.resample_alpha, True), (broken_resample_alpha, False)])
 def test_alpha_update_is_exact(update, ok):
     rng = np.random.default_rng(77)
     n = np.array([3.0, 10.0, 1.0, 25.0])
@@ -304,7 +305,7 @@ def test_alpha_update_is_exact(update, ok):
     assert (p > ALPHA_TEST) == ok, p
 
 
-@pytest.mark.parametrize("update, ok", [(da.resample_gamma, True), (broken_resample_gamma, False)])
+@pytest.mark.parametrize("update, ok", [(hyper.resample_gamma, True), (broken_resample_gamma, False)])
 def test_gamma_update_is_exact(update, ok):
     rng = np.random.default_rng(78)
     K, m_total, prior = 3, 12, (1.0, 0.5)
@@ -335,7 +336,7 @@ def test_beta_update_is_exact(jacobian, ok):
     n_k = n_wk.sum(axis=0).astype(np.int32)
     prior = (1.0, 1.0)
     start, (grid, cdf) = _exact_draws(rng, lambda b: _beta_log_posterior_by_hand(b, n_wk, prior), 1e-6, 30.0, 20_000)
-    after = np.array([da.resample_beta(rng, b, n_wk, n_k, 2, prior, 1, jacobian=jacobian) for b in start])
+    after = np.array([hyper.resample_beta(rng, b, n_wk, n_k, 2, prior, 1, jacobian=jacobian) for b in start])
     p = stats.kstest(after, lambda x: np.interp(x, grid, cdf)).pvalue
     assert (p > ALPHA_TEST) == ok, p
 

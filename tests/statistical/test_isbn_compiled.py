@@ -8,7 +8,8 @@ Fast tier:
    and Binomial x and a two-chain "BiPAM"; negative controls: an engine that never offers a new state and a
    kernel whose new-parent rows ignore the child's prior fail;
 2. chains started from exact draws of p(z, tau | w) of the enumerable HDP corpus of ``_hdp_tiny`` keep the
-   partition posterior after two ``step``s (chi-square), and the no-new-state engine fails;
+   partition posterior after two ``step``s (chi-square), and the no-new-state engine fails; likewise the
+   direct-assignment engine that ``make_sampler`` plans for the HDP topic model, and its broken twin fails;
 3. fold-in: the training state is untouched; one-token held-out documents follow the frozen conditional
    tau_k F(x | k) (HDP) and tau1_a tau2_b F(x | b) (PAM), chi-square;
 4. one clear error per unsupported shape and per bad input;
@@ -27,14 +28,15 @@ import pytest
 
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical, Dirichlet, Gamma, Gaussian, NormalGamma, Poisson
-from harmonium.inference.mcmc.isbn.compiled import NEW, CompiledISBNSampler
+from harmonium.inference.mcmc.isbn.compiled import NEW, CompiledISBNSampler, make_sampler
+from harmonium.inference.mcmc.isbn.engine import DirectAssignmentEngine
 from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
 from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 
 from . import _hdp_tiny as T
 from ._crf import crf_draw
-from .test_hdp_exact import chi2_pvalue
+from .test_hdp_exact import broken_sweep, chi2_pvalue
 
 ALPHA_TEST = 1e-4
 V = 3
@@ -220,8 +222,26 @@ def _hdp_tiny_network():
         indices=("doc",))
 
 
-@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False)])
+class BrokenDirectAssignment(DirectAssignmentEngine):
+    """Negative control for the direct-assignment engine: a z sweep whose new-topic weight is alpha tau_u, not
+    alpha tau_u / V (test_hdp_exact's broken sweep)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, sweep=broken_sweep, **kwargs)
+
+
+def _planned(*args, **kwargs):
+    """The engine the package plans for the network: the direct-assignment one for this HDP topic model."""
+    eng = make_sampler(*args, **kwargs)
+    assert isinstance(eng, DirectAssignmentEngine)
+    return eng
+
+
+@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (_planned, True),
+                                     (BrokenDirectAssignment, False)])
 def test_chains_from_exact_draws_keep_the_hdp_posterior(cls, ok):
+    """Also the engine ``make_sampler`` plans for the HDP topic model (the direct-assignment sweep behind the
+    compiled interface): the same test, the same target."""
     part, mk, p = T.joint_states()
     target = T.partition_posterior()
     codes = T.code_table()
@@ -644,11 +664,13 @@ def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
 
 
 def test_make_sampler_picks_the_compiled_engine_when_it_can():
-    from harmonium.inference.mcmc.isbn.compiled import make_sampler
-
     doc, w = np.repeat(np.arange(3), 4), np.arange(12) % 3
     hdp_net = ex.hdp(3)
-    assert isinstance(make_sampler(hdp_net, {"doc": doc}, {"w": w}), CompiledISBNSampler)
+    # the HDP topic model runs on the direct-assignment sweep; the compiled engine on request
+    assert isinstance(make_sampler(hdp_net, {"doc": doc}, {"w": w}), DirectAssignmentEngine)
+    assert isinstance(make_sampler(hdp_net, {"doc": doc}, {"w": w}, engine="compiled"), CompiledISBNSampler)
+    assert isinstance(make_sampler(_nets()["hdp"], {"doc": doc}, {"w": w}), CompiledISBNSampler)  # asymmetric
+    assert isinstance(make_sampler(ex.infinite_pam(3), {"doc": doc}, {"w": w}), CompiledISBNSampler)
     assert type(make_sampler(hdp_net, {"doc": doc}, {"w": w}, engine="python")) is ISBNSampler
     assert type(make_sampler(hdp_net, {"doc": doc}, {"w": w}, method="enumerate")) is ISBNSampler
     re_net = ex.hdp_random_effects(3)  # a RandomEffects observation: Python engine only

@@ -21,6 +21,7 @@ from scipy.special import gammaln
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical, Dirichlet, Gaussian, NormalGamma
 from harmonium.inference.mcmc.isbn import gibbs as ig
+from harmonium.inference.mcmc.isbn import hyper
 from harmonium.models.directed import isbn
 from harmonium.models.directed import isbn_examples as ex
 
@@ -158,7 +159,7 @@ class OneTablePerRow(ig.ISBNSampler):
         st = self.lat[b]
         rows = [row for row, n in st.totals.items() if n > 0]
         lengths = np.array([st.totals[row] for row in rows], dtype=np.float64)
-        self.alpha[b] = ig.resample_alpha(rng, self.alpha[b], len(rows), lengths, self.concentration_prior)
+        self.alpha[b] = hyper.resample_alpha(rng, self.alpha[b], len(rows), lengths, self.concentration_prior)
 
 
 @pytest.mark.parametrize("cls, ok", [(ig.ISBNSampler, True), (OneTablePerRow, False)])

@@ -1,7 +1,9 @@
 """Example ISBNs declared with :mod:`harmonium.models.directed.isbn` (seed 002 §6-7).
 
-Each function returns a :class:`~harmonium.models.directed.isbn.Network`; the sampler is derived by
-:class:`harmonium.inference.mcmc.isbn.gibbs.ISBNSampler` (no model here has a sampler of its own).
+Each function returns a :class:`~harmonium.models.directed.isbn.Network`; the sampler is derived from it by
+the engine package (``harmonium.inference.mcmc.isbn.engine.make_sampler``: :func:`hdp` runs on the
+direct-assignment sweep, branch shapes on the compiled engine, the rest on the Python ``ISBNSampler``; no model
+here has a sampler of its own).
 Data indices are named as in the seed: ``doc`` (j) for documents/images, ``customer``/``item`` for
 BiHDP, ``user``/``item`` for URP, ``sender``/``receiver`` for the blockmodel.
 """

@@ -40,7 +40,7 @@ from scipy.special import gammaln
 from harmonium._kernels import bihdp_blocks as kb
 from harmonium._validation import InstanceOf, Interval, validate_params
 from harmonium.errors import InvalidParameterError
-from harmonium.inference.mcmc.isbn.hdp import resample_gamma
+from harmonium.inference.mcmc.isbn.hyper import resample_gamma
 
 __all__ = ["BlockData", "BlockState", "BlockInfo", "transaction_counts", "make_data", "init", "build_kernel",
            "conditional", "log_joint"]

@@ -13,9 +13,9 @@ One ``sweep`` (numba, :mod:`harmonium._kernels.isbn_chain`) visits the items in 
 i; retire states left empty (HDP: tau_k returns to tau_u); FFBS over eq. 1 with F of eq. 2; create new states
 (HDP: tau_new = b tau_u, b ~ Beta(1, gamma)); add i back. ``update_tau``: S_{k|l} ~ A[N_{k|l}, alpha tau_k] per
 CPT row, tau ~ D[gamma, S_.1, ..., S_.K] (§4); with ``sample_concentration`` also alpha (shared by the node's
-rows; rows with N_l > 0 play the documents) by :func:`~harmonium.inference.mcmc.isbn.hdp.resample_alpha`
-and gamma by :func:`~harmonium.inference.mcmc.isbn.hdp.resample_gamma` (a DP node's alpha from its
-rows' numbers of states; a finite Dirichlet node's alpha stays fixed).
+rows; rows with N_l > 0 play the documents) and gamma, by the shared updates of
+:mod:`harmonium.inference.mcmc.isbn.hyper` (a DP node's alpha from its rows' numbers of states; a finite
+Dirichlet node's alpha stays fixed).
 
 Memory: dense count tables per latent node b, int32: n_rows_b x cap_parent x cap_b (n_rows_b: values of its
 index, or 1; cap_parent = 1 for a root), plus n_rows_b x cap_parent row totals, plus n_categories x cap_A x cap_B
@@ -27,15 +27,13 @@ its child) when a sweep runs out of free slots; the chain does not change.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from harmonium._kernels import isbn_chain as kc
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Bernoulli, Beta, Binomial, Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
-from harmonium.inference.mcmc.isbn.hdp import resample_alpha, resample_gamma
+from harmonium.inference.mcmc.isbn import conditionals, hyper
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, Observed
 
 NEW = -1
@@ -410,18 +408,18 @@ class CompiledISBNSampler:
             m, nl = self._kc.table_counts(rng, self.C[j], self.T[j], j, pnode, self.act, self.K,
                                     self.kind[j] == _HDP, self.extra[j], S, lengths)
             K = int(self.K[j])
-            if self.sample_concentration and nl > 0:
-                self.alpha_[j] = resample_alpha(rng, float(self.alpha_[j]), int(m), lengths[:nl].astype(np.float64),
-                                                self.concentration_prior)
-                if self.kind[j] == _HDP and m > 0:
-                    self.gamma_[j] = resample_gamma(rng, float(self.gamma_[j]), K, int(m), self.concentration_prior)
-            if self.kind[j] == _HDP:
-                slots = self.act[j, :K]
-                g = rng.gamma(S[slots].astype(np.float64), 1.0)
-                gu = rng.gamma(float(self.gamma_[j]), 1.0)
-                tot = g.sum() + gu
-                self.tau_[j, slots] = g / tot
-                self.tau_u[j] = gu / tot
+            n_rows = lengths[:nl].astype(np.float64)
+            if self.kind[j] == _DP:  # a DP row's tables are its states: alpha only
+                self.alpha_[j] = hyper.resample_alpha(rng, float(self.alpha_[j]), int(m), n_rows,
+                                                      self.concentration_prior) if nl > 0 else self.alpha_[j]
+                continue
+            slots = self.act[j, :K]
+            tau, self.alpha_[j], self.gamma_[j] = hyper.global_step(
+                rng, S[slots], int(m), n_rows, float(self.alpha_[j]), float(self.gamma_[j]),
+                sample_alpha=self.sample_concentration, sample_gamma=self.sample_concentration,
+                alpha_prior=self.concentration_prior, gamma_prior=self.concentration_prior)
+            self.tau_[j, slots] = tau[:K]
+            self.tau_u[j] = tau[K]
         self._refresh_weights()
 
     def step(self, rng: np.random.Generator) -> None:
@@ -508,8 +506,11 @@ class CompiledISBNSampler:
             self.obs_inv, self.xv, self.okind, self.n_trials, self.pa, self.pa_sum, np.ones(self.L, dtype=np.bool_),
             P, msg, tmp, rp, rt, rtu, dom, D)
         L, nA = self.L, self.nA
-        configs, probs = [], []
-        for ps in itertools.product(*(range(int(D[j])) for j in range(L))):
+        labels = {b: [NEW if dom[j, d] < 0 else int(self.label[j, dom[j, d]]) for d in range(int(D[j]))]
+                  for j, b in enumerate(self.names)}
+
+        def log_prob(pos):  # the path's backward-sampling tables: root, down chain A, chain B from its leaf up
+            ps = [pos[b] for b in self.names]
             p = P[0, 0, ps[0]]
             for j in range(1, nA):
                 p *= P[j, ps[j - 1], ps[j]]
@@ -517,11 +518,10 @@ class CompiledISBNSampler:
                 p *= P[L - 1, ps[nA - 1], ps[L - 1]]
                 for j in range(nA, L - 1):
                     p *= P[j, ps[j + 1], ps[j]]
-            lab = {b: (NEW if dom[j, ps[j]] < 0 else int(self.label[j, dom[j, ps[j]]]))
-                   for j, b in enumerate(self.names)}
-            configs.append(tuple(lab[b] for b in self.order))
-            probs.append(p)
-        return configs, np.asarray(probs)
+            with np.errstate(divide="ignore"):
+                return np.log(p)
+
+        return conditionals.tabulate(self.order, labels, log_prob)
 
     # -- fold-in (document completion with the training state frozen) ----------------------------------
     def fold_in(self, index: dict, observed: dict, *, n_sweeps: int, rng: np.random.Generator,
@@ -604,34 +604,8 @@ class CompiledISBNSampler:
 
 
 def make_sampler(network: Network, index: dict, observed: dict, *, engine: str = "auto", **options):
-    """The engine for ``network``: :class:`CompiledISBNSampler` when it supports the network's shape and the
-    options, else the general Python :class:`~harmonium.inference.mcmc.isbn.gibbs.ISBNSampler`.
+    """:func:`harmonium.inference.mcmc.isbn.engine.make_sampler` (the engine package's entry; kept here for the
+    callers that import it from this module)."""
+    from harmonium.inference.mcmc.isbn.engine import make_sampler as _make_sampler
 
-    ``engine``: ``"auto"``, ``"compiled"`` (unsupported shapes raise the compiled engine's error naming the
-    feature) or ``"python"``. ``options`` go to the engine's constructor (``init``, ``tau``,
-    ``sample_concentration``, ``concentration_prior``; ``method`` and ``present`` exist in the Python engine
-    only and select it under ``"auto"``; ``capacity`` in the compiled engine only). Both engines sample the same
-    chain (their sweeps draw the same states from the same seed; the tau updates take their random numbers in
-    another order, so long runs part), so the choice changes the speed, not the model.
-    """
-    from harmonium.inference.mcmc.isbn.gibbs import ISBNSampler
-
-    if engine not in ("auto", "compiled", "python"):
-        raise InvalidParameterError(f"make_sampler: engine must be 'auto', 'compiled' or 'python'; got {engine!r}.")
-    python_only = {"method", "present"} & set(options)
-    if engine == "python" or (engine == "auto" and python_only):
-        options.pop("capacity", None)
-        return ISBNSampler(network, index, observed, **options)
-    if engine == "compiled" and python_only:
-        raise InvalidParameterError(
-            f"make_sampler(engine='compiled'): {sorted(python_only)} exist in the Python engine only; drop them or "
-            "use engine='auto' / 'python'.")
-    if engine == "auto":
-        try:
-            plan_chains(network)
-        except InvalidParameterError as err:
-            if "CompiledISBNSampler supports" not in str(err):
-                raise  # an invalid declaration, not an unsupported shape
-            options.pop("capacity", None)
-            return ISBNSampler(network, index, observed, **options)
-    return CompiledISBNSampler(network, index, observed, **options)
+    return _make_sampler(network, index, observed, engine=engine, **options)

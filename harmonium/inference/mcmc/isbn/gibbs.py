@@ -70,8 +70,8 @@ from harmonium._kernels.hdp import antoniak
 from harmonium.errors import InvalidParameterError
 from harmonium.expfam import Categorical
 from harmonium.expfam import Dirichlet as DirichletDist
+from harmonium.inference.mcmc.isbn import conditionals, hyper
 from harmonium.inference.mcmc.isbn import junction as isbn_junction
-from harmonium.inference.mcmc.isbn.hdp import resample_alpha, resample_gamma
 from harmonium.inference.mcmc.isbn.junction import expand, lse
 from harmonium.models.directed.isbn import DP, H2DP, HDP, Dirichlet, Network, RandomEffects, item_stats, log_predictive
 
@@ -608,16 +608,12 @@ class ISBNSampler:
 
     def junction_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as FFBS on the junction tree samples them."""
-        self._remove(i)
-        belief, dom = self._junction_beliefs(i)
-        configs = list(itertools.product(*(dom[b] for b in self.order)))
-        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
-        logp = np.array([isbn_junction.log_prob(self.junction, belief,
-                                                {b: where[b][k] for b, k in zip(self.order, c, strict=True)})
-                         for c in configs])
-        self._add(i)
-        self._revive(i)
-        return configs, np.exp(logp)
+        def compute(i):
+            belief, dom = self._junction_beliefs(i)
+            return conditionals.tabulate(self.order, dom,
+                                         lambda pos: isbn_junction.log_prob(self.junction, belief, pos))
+
+        return conditionals.look(self, i, compute)
 
     # -- variable elimination with backward sampling: any network (what the junction tree computes) ------------
     def _eliminate_tables(self, i: int):
@@ -667,15 +663,11 @@ class ISBNSampler:
 
     def eliminate_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as variable elimination samples them."""
-        self._remove(i)
-        steps, dom = self._eliminate_tables(i)
-        configs = list(itertools.product(*(dom[b] for b in self.order)))
-        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
-        logp = np.array([self._eliminate_logp(steps, {b: where[b][k] for b, k in zip(self.order, c, strict=True)})
-                         for c in configs])
-        self._add(i)
-        self._revive(i)
-        return configs, np.exp(logp)
+        def compute(i):
+            steps, dom = self._eliminate_tables(i)
+            return conditionals.tabulate(self.order, dom, lambda pos: self._eliminate_logp(steps, pos))
+
+        return conditionals.look(self, i, compute)
 
     def ffbs_conditional(self, i: int):
         """(configurations, probabilities) of item i's latent states as FFBS samples them (eq. 1).
@@ -687,24 +679,11 @@ class ISBNSampler:
             raise InvalidParameterError(
                 f"ffbs_conditional: the factor over the latent nodes {', '.join(self.cycle)} closes a cycle; FFBS "
                 "needs a cycle-free network (use eliminate_conditional).")
-        self._remove(i)
-        comps, dom = self._ffbs_tables(i)
-        configs = list(itertools.product(*(dom[b] for b in self.order)))
-        where = {b: {k: j for j, k in enumerate(dom[b])} for b in self.order}
-        logp = np.zeros(len(configs))
-        for n, cfg in enumerate(configs):
-            pos = {b: where[b][k] for b, k in zip(self.order, cfg, strict=True)}  # group nodes: one value
-            lp = 0.0
-            for root, proot, steps in comps:
-                lp += proot[pos[root]]
-                for _f, u, kids, cond in steps:
-                    if kids:
-                        sub = np.ravel_multi_index(tuple(pos[c] for c in kids), tuple(len(dom[c]) for c in kids))
-                        lp += cond[pos[u], sub]
-            logp[n] = lp
-        self._add(i)
-        self._revive(i)
-        return configs, np.exp(logp)
+        def compute(i):
+            comps, dom = self._ffbs_tables(i)
+            return conditionals.tabulate(self.order, dom, lambda pos: _ffbs_logp(comps, dom, pos))
+
+        return conditionals.look(self, i, compute)
 
     # -- the sweep ----------------------------------------------------------------------------
     def sweep(self, rng: np.random.Generator) -> None:
@@ -861,26 +840,24 @@ class ISBNSampler:
             for row in tables.values():
                 for k, m in row.items():
                     S[k] += m
-            g = {k: rng.gamma(float(S[k]), 1.0) for k in st.alive}
-            gu = rng.gamma(self.gamma[b], 1.0)
-            tot = sum(g.values()) + gu
-            st.tau = {k: v / tot for k, v in g.items()}
-            st.tau_u = gu / tot
+            tau = hyper.draw_tau(rng, np.array([S[k] for k in st.alive], dtype=np.int64), self.gamma[b])
+            st.tau = {k: float(tau[j]) for j, k in enumerate(st.alive)}
+            st.tau_u = float(tau[-1])
         self.update_psi(rng)
 
     def tables(self, b: str, rng: np.random.Generator) -> dict:
         """Antoniak table counts S_{k|l} ~ A[N_{k|l}, alpha tau_k] of HDP node b: {row l: {state k: S_{k|l}}} (§4)."""
-        st, alpha = self.lat[b], self.alpha[b]
-        return {row: {k: int(antoniak(rng, int(n), alpha * st.tau[k])) for k, n in cnt.items() if n > 0}
-                for row, cnt in st.counts.items() if st.totals.get(row, 0) > 0}
+        st = self.lat[b]
+        return hyper.row_tables(rng, st.counts, st.totals, self.alpha[b], st.tau)
 
     def resample_concentration(self, b: str, tables: dict, rng: np.random.Generator) -> None:
         """alpha | S and gamma | S, K of HDP node b (each CPT row with N_l > 0 is a group of the HDP)."""
         st = self.lat[b]
         lengths = np.array([st.totals[row] for row in tables], dtype=np.float64)
         m_total = sum(sum(row.values()) for row in tables.values())
-        self.alpha[b] = resample_alpha(rng, self.alpha[b], m_total, lengths, self.concentration_prior)
-        self.gamma[b] = resample_gamma(rng, self.gamma[b], len(st.alive), max(m_total, 1), self.concentration_prior)
+        self.alpha[b], self.gamma[b] = hyper.resample_concentrations(
+            rng, len(st.alive), m_total, lengths, self.alpha[b], self.gamma[b],
+            alpha_prior=self.concentration_prior, gamma_prior=self.concentration_prior)
 
     def _resample_dp_alpha(self, b: str, rng: np.random.Generator) -> None:
         """alpha | z of DP node b: rows l with N_l > 0 are restaurants whose K_l states are their tables."""
@@ -888,7 +865,7 @@ class ISBNSampler:
         rows = [row for row, n in st.totals.items() if n > 0]
         lengths = np.array([st.totals[row] for row in rows], dtype=np.float64)
         m_total = sum(sum(1 for n in st.counts[row].values() if n > 0) for row in rows)
-        self.alpha[b] = resample_alpha(rng, self.alpha[b], m_total, lengths, self.concentration_prior)
+        self.alpha[b] = hyper.resample_alpha(rng, self.alpha[b], m_total, lengths, self.concentration_prior)
 
     def update_psi(self, rng: np.random.Generator) -> None:
         """psi | z, x of every RandomEffects node: S_{x|l,j} ~ A[N_{x|l,j}, beta psi_{x|l}], then psi_{.|l} ~
@@ -955,6 +932,18 @@ def _break_stick(st: _LatentState, prior, k: int, rng: np.random.Generator, g0=N
             c = rng.beta(a, prior.beta * st.tau_u) if a > 0 and st.tau_u > 0 else 0.5
             st.rho[g][k] = c * st.rho_u[g]
             st.rho_u[g] *= 1.0 - c
+
+
+def _ffbs_logp(comps, dom: dict, pos: dict) -> float:
+    """log probability that backward sampling draws the positions ``pos`` (group nodes: one value)."""
+    lp = 0.0
+    for root, proot, steps in comps:
+        lp += proot[pos[root]]
+        for _f, u, kids, cond in steps:
+            if kids:
+                sub = np.ravel_multi_index(tuple(pos[c] for c in kids), tuple(len(dom[c]) for c in kids))
+                lp += cond[pos[u], sub]
+    return float(lp)
 
 
 def _draw(p: np.ndarray, rng: np.random.Generator) -> int:

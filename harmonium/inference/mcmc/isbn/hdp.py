@@ -10,7 +10,10 @@ weights tau = (tau_1..tau_K, tau_u) and the two concentrations. One
 3. if requested, alpha | m, n by the auxiliary variables of Teh et al. (2006,
    appendix A) and gamma | K, m by Escobar & West (1995, §6), tau integrated out;
 4. tau ~ D[m_.1, ..., m_.K, gamma] (seed 002 eq. 3 with one level).
-5. if requested, the topic-word prior beta | z, w by slice sampling (:func:`resample_beta`).
+5. if requested, the topic-word prior beta | z, w by slice sampling.
+
+Steps 2-5 are the engine package's shared hyperparameter updates,
+:mod:`harmonium.inference.mcmc.isbn.hyper`.
 
 Between 1 and 2, optionally, split-merge moves (:func:`split_merge`): Metropolis-Hastings
 proposals that split one topic in two or merge two (Jain & Neal 2004), which the one-token
@@ -35,6 +38,7 @@ import numpy as np
 
 from harmonium._kernels import hdp as khdp
 from harmonium.corpus.corpus import TokenStream
+from harmonium.inference.mcmc.isbn import hyper
 from harmonium.models.directed.hdp import HDPModel
 from harmonium.models.directed.lda import doc_count_dtype
 
@@ -103,8 +107,8 @@ def init(rng: np.random.Generator, tokens: TokenStream, model: HDPModel, *, n_to
     K = used.shape[0]
     state = state_from_assignments(tokens, model, z, np.full(K + 1, 1.0 / (K + 1)), alpha, gamma)
     m_k = np.zeros(state.capacity, dtype=np.int64)
-    khdp.sample_tables(rng, state.n_dk, K, state.alpha, state.tau, m_k)
-    khdp.sample_tau(rng, m_k, K, state.gamma, state.tau)
+    hyper.dense_tables(rng, state.n_dk, K, state.alpha, state.tau, m_k)
+    hyper.draw_tau(rng, m_k[:K], state.gamma, state.tau)
     return state
 
 
@@ -142,40 +146,17 @@ def grow(state: DirectAssignmentState, capacity: int) -> DirectAssignmentState:
     return state._replace(n_dk=n_dk, n_wk=n_wk, n_k=n_k, tau=tau)
 
 
-def resample_alpha(rng: np.random.Generator, alpha: float, m_total: int, doc_lengths: np.ndarray,
-                   prior: tuple[float, float], n_iter: int = 1) -> float:
-    """alpha | m, n by auxiliary variables (Teh et al. 2006, appendix A; Escobar & West 1995).
+class SweepOutcome(NamedTuple):
+    """What the z part of an iteration (``build_kernel(...).sweep``) returns: the state (topics compacted to
+    0..K-1), moves, and ``remap``: for every topic column before compaction its column after it, or -1 if it
+    emptied (columns at or past the old K are topics the sweep created, in order of creation)."""
 
-    w_j ~ Beta(alpha + 1, n_j), s_j ~ Bernoulli(n_j / (n_j + alpha)), then
-    alpha ~ Gamma(a + m.. - sum s_j, rate b - sum log w_j); each round leaves
-    p(alpha | m, n) of :mod:`harmonium.models.directed.hdp` invariant.
-    ``doc_lengths`` must be positive.
-    """
-    shape, rate = prior
-    n = doc_lengths
-    for _ in range(n_iter):
-        w = rng.beta(alpha + 1.0, n)
-        s = rng.random(n.shape[0]) * (n + alpha) < n
-        r = rate - float(np.sum(np.log(w)))
-        alpha = float(rng.gamma(shape + m_total - int(np.count_nonzero(s)), 1.0 / r))
-    return max(alpha, 1e-300)
-
-
-def resample_gamma(rng: np.random.Generator, gamma: float, n_topics: int, m_total: int,
-                   prior: tuple[float, float], n_iter: int = 1) -> float:
-    """gamma | K, m.. by Escobar & West (1995, §6): eta ~ Beta(gamma + 1, m..), then a two-Gamma mixture.
-
-    gamma ~ pi Gamma(a + K, b - log eta) + (1 - pi) Gamma(a + K - 1, b - log eta),
-    pi / (1 - pi) = (a + K - 1) / (m.. (b - log eta)).
-    """
-    shape, rate = prior
-    for _ in range(n_iter):
-        eta = rng.beta(gamma + 1.0, m_total)
-        r = rate - float(np.log(eta))
-        odds = (shape + n_topics - 1) / (m_total * r)
-        k_shape = shape + n_topics if rng.random() * (1.0 + odds) < odds else shape + n_topics - 1
-        gamma = float(rng.gamma(k_shape, 1.0 / r))
-    return max(gamma, 1e-300)
+    state: DirectAssignmentState
+    n_changed: int
+    n_new: int
+    n_split: int
+    n_merge: int
+    remap: np.ndarray
 
 
 #: Exact z sweeps by name, all with the signature of :func:`harmonium._kernels.hdp.da_sweep`.
@@ -211,48 +192,6 @@ class SplitMergeScratch(NamedTuple):
 def current_beta(state: DirectAssignmentState, model: HDPModel) -> float:
     """The topic-word prior of ``state``: ``state.beta`` when it is resampled, else ``model.beta``."""
     return model.beta if state.beta is None else float(state.beta)
-
-
-def beta_log_posterior(beta: float, n_wk: np.ndarray, n_k: np.ndarray, K: int, prior: tuple[float, float]) -> float:
-    """log p(beta | z, w) up to a constant: log p(w | z, beta) + log Gamma(beta; shape, rate)."""
-    if not beta > 0.0:
-        return -np.inf
-    shape, rate = prior
-    return float(khdp.word_log_likelihood(n_wk, n_k, K, beta)) + (shape - 1.0) * np.log(beta) - rate * beta
-
-
-def resample_beta(rng: np.random.Generator, beta: float, n_wk: np.ndarray, n_k: np.ndarray, K: int,
-                  prior: tuple[float, float], n_iter: int = 1, width: float = 1.0, jacobian: bool = True) -> float:
-    """beta | z, w by slice sampling on x = log beta (Neal 2003, §4, stepping out and shrinkage).
-
-    The topic-word concentration is resampled like alpha and gamma (Teh et al. 2006 resample the
-    concentrations; Wallach, Mimno & McCallum 2009 show that the Dirichlet priors of a topic model
-    matter and should be learnt): p(beta | z, w) ∝ Gamma(beta; shape, rate) prod_k DirMult(n_.k | beta),
-    beta entering only the word term. The density of x carries the Jacobian beta; ``jacobian=False``
-    drops it, for the tests' negative control only. O(V K) per density evaluation.
-    """
-    def logf(x):
-        return beta_log_posterior(float(np.exp(x)), n_wk, n_k, K, prior) + (x if jacobian else 0.0)
-
-    x = float(np.log(beta))
-    for _ in range(n_iter):
-        y = logf(x) + np.log(rng.random())
-        lo = x - width * rng.random()
-        hi = lo + width
-        while logf(lo) > y:
-            lo -= width
-        while logf(hi) > y:
-            hi += width
-        while True:
-            x1 = lo + (hi - lo) * rng.random()
-            if logf(x1) > y:
-                x = x1
-                break
-            if x1 < x:
-                lo = x1
-            else:
-                hi = x1
-    return float(np.exp(x))
 
 
 def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel,
@@ -297,6 +236,11 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
                  beta_prior: tuple[float, float] = (1.0, 1.0), sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
+    Its two halves are ``kernel.sweep(rng, state, tokens, model) -> SweepOutcome`` (step 1 and the
+    split-merge moves) and ``kernel.update(rng, state, tokens, model) -> (state, m..)`` (steps 2-5); the
+    kernel is the one after the other (the engine adapter of :mod:`harmonium.inference.mcmc.isbn.engine`
+    calls them as ``sweep`` and ``update_tau``).
+
     Parameters
     ----------
     sampler : {"sparse", "plain"}
@@ -315,23 +259,29 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
     split_merge_sequential : bool
         Draw each launch state by sequential allocation (Dahl 2003, 2005) rather than at random.
     sample_beta, beta_prior : bool, (shape, rate)
-        Resample the topic-word prior beta | z, w (:func:`resample_beta`) each iteration, under a
-        Gamma(shape, rate) prior, starting from ``model.beta``; the value is kept in ``state.beta``.
+        Resample the topic-word prior beta | z, w (:func:`~harmonium.inference.mcmc.isbn.hyper.resample_beta`) each
+        iteration, under a Gamma(shape, rate) prior, starting from ``model.beta``; the value is kept in ``state.beta``.
     sweep, tables : callable, optional
         Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
         (same signatures); tests pass deliberately broken kernels here.
     """
     sweep_fn = SAMPLERS[sampler] if sweep is None else sweep
     sparse = sweep is None and sampler == "sparse"
-    tables_fn = khdp.sample_tables if tables is None else tables
+    tables_fn = hyper.dense_tables if tables is None else tables
     cache = {}
 
-    def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
-        beta = current_beta(state, model)
+    def lengths_of(tokens: TokenStream) -> np.ndarray:
         key = id(tokens)
         if cache.get("key") != key:
             lengths = np.diff(tokens.doc_ptr).astype(np.float64)
             cache.update(key=key, lengths=lengths[lengths > 0])
+        return cache["lengths"]
+
+    def sweep(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel) -> SweepOutcome:
+        """Step 1 (and the split-merge moves): the z sweep, compaction of the emptied topics, split-merge."""
+        beta = current_beta(state, model)
+        key = id(tokens)
+        lengths_of(tokens)
         N = tokens.words.shape[0]
         K = state.n_topics
         i = 0
@@ -377,26 +327,39 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
                                                   sequential=split_merge_sequential, scratch=cache["sm"],
                                                   growth=growth)
             K = state.n_topics
+        return SweepOutcome(state._replace(n_topics=K), int(n_changed), int(n_new), int(n_split), int(n_merge),
+                            remap)
+
+    def update(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
+        """Steps 2-5: tables, concentrations, tau, beta (:mod:`~harmonium.inference.mcmc.isbn.hyper`);
+        returns (state, m..)."""
+        K = state.n_topics
         m_k = np.zeros(max(K, 1), dtype=np.int64)
         m_total = int(tables_fn(rng, state.n_dk, K, state.alpha, state.tau, m_k))
-        alpha, gamma = state.alpha, state.gamma
-        if sample_alpha:
-            alpha = resample_alpha(rng, alpha, m_total, cache["lengths"], model.alpha_prior, concentration_iter)
-        if sample_gamma:
-            gamma = resample_gamma(rng, gamma, K, m_total, model.gamma_prior, concentration_iter)
-        khdp.sample_tau(rng, m_k, K, gamma, state.tau)
-        state = state._replace(n_topics=K, alpha=alpha, gamma=gamma)
+        _, alpha, gamma = hyper.global_step(rng, m_k[:K], m_total, lengths_of(tokens), state.alpha, state.gamma,
+                                            sample_alpha=sample_alpha, sample_gamma=sample_gamma,
+                                            alpha_prior=model.alpha_prior, gamma_prior=model.gamma_prior,
+                                            n_iter=concentration_iter, tau_out=state.tau)
+        state = state._replace(alpha=alpha, gamma=gamma)
         if sample_beta:
-            beta = resample_beta(rng, beta, state.n_wk, state.n_k, K, beta_prior, concentration_iter)
+            beta = hyper.resample_beta(rng, current_beta(state, model), state.n_wk, state.n_k, K, beta_prior,
+                                       concentration_iter)
             state = state._replace(beta=beta)
+        return state, m_total
+
+    def kernel(rng, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel):
+        out = sweep(rng, state, tokens, model)
+        state, m_total = update(rng, out.state, tokens, model)
+        K = state.n_topics
         if compute_log_joint:
+            beta = current_beta(state, model)
             ll = float(khdp.word_log_likelihood(state.n_wk, state.n_k, K, beta))
-            lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, alpha, state.tau))
+            lj = ll + float(khdp.assignment_log_prior(tokens.doc_ptr, state.n_dk, K, state.alpha, state.tau))
         else:
             ll = lj = float("nan")
-        return state, DirectAssignmentInfo(ll, lj, K, m_total, int(n_changed), int(n_new), int(n_split),
-                                           int(n_merge))
+        return state, DirectAssignmentInfo(ll, lj, K, m_total, out.n_changed, out.n_new, out.n_split, out.n_merge)
 
+    kernel.sweep, kernel.update = sweep, update
     return kernel
 
 
