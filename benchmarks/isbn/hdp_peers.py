@@ -91,16 +91,19 @@ class Harmonium:
                                       split_merge_proposals=v.get("split_merge", 0),
                                       split_merge_launch=v.get("split_merge_launch", 3),
                                       sample_beta=v.get("sample_beta", False))
-        # split_merge_until: split-merge only in this first fraction of the run (a fixed schedule, exact)
+        # split_merge_until / _every: split-merge only in this first fraction of the run, every n-th iteration
+        # (a fixed schedule, exact)
         self.plain = da.build_kernel(sampler=self.cfg.get("sampler", "sparse"), sample_alpha=True, sample_gamma=True,
                                      compute_log_joint=False, sample_beta=v.get("sample_beta", False))
         until = v.get("split_merge_until")
         self.sm_iters = self.cfg["iters"] if until is None else int(until * self.cfg["iters"])
+        self.sm_every = int(v.get("split_merge_every", 1))
         self.it = 0
 
     def step(self, n):
         for _ in range(n):
-            kernel = self.kernel if self.it < self.sm_iters else self.plain
+            sm = self.it < self.sm_iters and self.it % self.sm_every == 0
+            kernel = self.kernel if sm else self.plain
             self.state, _ = kernel(self.rng, self.state, self.tokens, self.model)
             self.it += 1
 
@@ -329,7 +332,7 @@ def main(argv=None) -> None:
     ap.add_argument("--variant", nargs="*", default=[], metavar="NAME=JSON",
                     help="also run harmonium with these settings, as system 'harmonium:NAME', alternating with "
                          "--systems; JSON keys: initial_topics, beta, split_merge, split_merge_launch, sample_beta, "
-                         "split_merge_until (a fraction of --iters)")
+                         "split_merge_until (a fraction of --iters), split_merge_every")
     ap.add_argument("--repeats", type=int, default=3)
     C.add_run_options(ap, timeout=1800, quiet_cores=0.5, max_wait=60)
     args = ap.parse_args(argv)
