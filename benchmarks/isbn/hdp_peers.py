@@ -281,9 +281,10 @@ def tables(records: list[dict]) -> str:
                      f"{d.get('n_train_docs', '?')} training documents, {d.get('n_train_tokens', '?')} tokens, "
                      f"V = {d.get('n_words', '?')}; {iters} iterations from {k0} topics\n")
         lines.append("| system | runs | s/iter min | median | max | CPU s/iter (median, min-max) "
+                     "| CPU s/iter, whole run (median, min-max) "
                      "| iter/s vs tomotopy (median) | topics (min-max) "
                      "| perplexity (median, min-max) | alpha, gamma (run 1) | other load (cores, max) |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         base = None
         if "tomotopy" in rows:
             ok = [r for r in rows["tomotopy"] if "error" not in r]
@@ -298,6 +299,8 @@ def tables(records: list[dict]) -> str:
             med = statistics.median(s)
             cpu = sorted(r["cpu_s_per_iter"] for r in ok if "cpu_s_per_iter" in r)
             cpu_cell = f"{statistics.median(cpu):.3f} ({cpu[0]:.3f}-{cpu[-1]:.3f})" if cpu else "n/a"
+            whole = sorted(r["cpu_s_total"] / r["iters"] for r in ok if "cpu_s_total" in r)
+            cpu_cell += (f" | {statistics.median(whole):.3f} ({whole[0]:.3f}-{whole[-1]:.3f})" if whole else " | n/a")
             ks = [r["n_topics"] for r in ok]
             ps = sorted(r["perplexity"] for r in ok)
             h = ok[0]["trace"][-1]

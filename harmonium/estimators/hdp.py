@@ -102,11 +102,11 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
     split_merge_iterations : int or None, default None
         Make the split-merge proposals only in iterations 1 .. ``split_merge_iterations`` and plain
         Gibbs iterations after them (None: in every iteration). A fixed schedule, so the chain stays
-        exact; the moves are needed to find the topics, and cost most of an iteration's time on large
-        corpora. On the planted problems ``initial_topics=1, split_merge=3, split_merge_launch=10,
+        exact. The moves find the topics early and cost most of an iteration's time on large corpora.
+        On both planted problems, ``initial_topics=1, split_merge=3, split_merge_launch=20,
         split_merge_iterations=100, sample_topic_word_prior=True`` (200 iterations) recovers the planted
-        number of topics within ±20%; on Debian it costs several times the defaults' CPU time
-        (benchmarks/isbn/README.md, "Candidate defaults").
+        number of topics within ±20%; on 18k Debian documents it costs about 4x the defaults' CPU time
+        for a better held-out perplexity (benchmarks/isbn/README.md, "Candidate defaults").
     sample_concentrations : bool, default True
         Resample alpha and gamma every iteration from their conditionals under
         Gamma hyperpriors (auxiliary variables; Teh et al. 2006, appendix A).

@@ -169,12 +169,12 @@ def test_split_merge_schedule_stops_the_moves_and_resumes_bit_identically(synthe
 
 
 def test_recommended_setting_recovers_the_planted_topics():
-    """The guide's setting for finding the number of topics (initial_topics=1, 3 split-merge proposals of 10
+    """The guide's setting for finding the number of topics (initial_topics=1, 3 split-merge proposals of 20
     launch scans in the first 100 of 200 iterations, beta resampled) on the 4-topic corpus: 4 topics hold
     > 1% of the tokens and K over the second half is within ±20% of 4; without the moves, fewer are found."""
     corpus, _, _ = lda_corpus(seed=4, n_docs=400, n_topics=4)
     lengths = corpus.doc_lengths.astype(np.float64)
-    kw = dict(initial_topics=1, split_merge=3, split_merge_launch=10, split_merge_iterations=100,
+    kw = dict(initial_topics=1, split_merge=3, split_merge_launch=20, split_merge_iterations=100,
               sample_topic_word_prior=True, n_iter=200, evaluate_every=50, random_state=0)
     found = {}
     for sm in (3, 0):
