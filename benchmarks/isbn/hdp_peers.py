@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import statistics
 import sys
 import time
@@ -79,16 +80,32 @@ class Harmonium:
 
         self.da = da
         self.tokens = data.train.tokens()
-        self.model = HDPModel(BETA, data.corpus.n_words)
+        v = self.cfg.get("variant") or {}  # --variant: the estimator's settings that differ from these
+        self.model = HDPModel(v.get("beta", BETA), data.corpus.n_words)
         self.rng = np.random.default_rng(self.cfg["seed"])
-        self.state = da.init(self.rng, self.tokens, self.model, n_topics=self.cfg["initial_topics"], alpha=1.0,
-                             gamma=1.0)
+        self.state = da.init(self.rng, self.tokens, self.model, n_topics=v.get("initial_topics",
+                                                                                self.cfg["initial_topics"]),
+                             alpha=1.0, gamma=1.0)
         self.kernel = da.build_kernel(sampler=self.cfg.get("sampler", "sparse"), sample_alpha=True,
-                                      sample_gamma=True, compute_log_joint=False)
+                                      sample_gamma=True, compute_log_joint=False,
+                                      split_merge_proposals=v.get("split_merge", 0),
+                                      split_merge_launch=v.get("split_merge_launch", 3),
+                                      sample_beta=v.get("sample_beta", False))
+        # split_merge_until / _every: split-merge only in this first fraction of the run, every n-th iteration
+        # (a fixed schedule, exact)
+        self.plain = da.build_kernel(sampler=self.cfg.get("sampler", "sparse"), sample_alpha=True, sample_gamma=True,
+                                     compute_log_joint=False, sample_beta=v.get("sample_beta", False))
+        until = v.get("split_merge_until")
+        self.sm_iters = self.cfg["iters"] if until is None else int(until * self.cfg["iters"])
+        self.sm_every = int(v.get("split_merge_every", 1))
+        self.it = 0
 
     def step(self, n):
         for _ in range(n):
-            self.state, _ = self.kernel(self.rng, self.state, self.tokens, self.model)
+            sm = self.it < self.sm_iters and self.it % self.sm_every == 0
+            kernel = self.kernel if sm else self.plain
+            self.state, _ = kernel(self.rng, self.state, self.tokens, self.model)
+            self.it += 1
 
     def n_topics(self):
         return int(self.state.n_topics)
@@ -99,7 +116,8 @@ class Harmonium:
         return self.da.topic_word(st, self.model), st.alpha * st.tau[:K], st.alpha * st.tau[K]
 
     def hyper(self):
-        return {"alpha": self.state.alpha, "gamma": self.state.gamma}
+        return {"alpha": self.state.alpha, "gamma": self.state.gamma, "beta": self.da.current_beta(self.state,
+                                                                                                   self.model)}
 
 
 class Tomotopy:
@@ -204,7 +222,7 @@ def worker(cfg: dict) -> dict:
         res["data"] = data.describe()
         if cfg["system"] == "harmonium-plain":
             cfg = dict(cfg, sampler="plain")
-        runner = RUNNERS[cfg["system"]](cfg)
+        runner = (Harmonium if cfg["system"].startswith("harmonium:") else RUNNERS[cfg["system"]])(cfg)
         res["versions"] = runner.versions()
         t = time.perf_counter()
         runner.prepare(data)
@@ -214,25 +232,31 @@ def worker(cfg: dict) -> dict:
         if getattr(runner, "one_shot", False):  # one fit call: s/iter over the whole run, end point only
             every, P = iters, 0
         trace, train_s, done = [], 0.0, 0
-        measured = 0.0
+        measured = measured_cpu = train_cpu = 0.0
         while done < iters:
             n = min(every, iters - done)
             if done < P < done + n:  # split so that the window starts exactly at P
                 n = P - done
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             runner.step(n)
-            dt = time.perf_counter() - t
+            dt, dc = time.perf_counter() - t, time.process_time() - c
             train_s += dt
+            train_cpu += dc
             if done >= P:
                 measured += dt
+                measured_cpu += dc
             done += n
-            point = {"iteration": done, "train_s": train_s, "n_topics": runner.n_topics(), **runner.hyper()}
+            point = {"iteration": done, "train_s": train_s, "train_cpu_s": train_cpu, "n_topics": runner.n_topics(),
+                     **runner.hyper()}
             if cfg["quality_trace"] or done == iters:
                 phi, a, new = runner.topics()
                 point["perplexity"] = score(phi, a, new, data)
             trace.append(point)
         res["trace"] = trace
         res["s_per_iter"] = train_s / iters if getattr(runner, "one_shot", False) else measured / (iters - P)
+        # CPU seconds of this (single-threaded) process: less sensitive than the wall clock to other load
+        res["cpu_s_per_iter"] = train_cpu / iters if getattr(runner, "one_shot", False) else measured_cpu / (iters - P)
+        res["cpu_s_total"] = train_cpu
         res["tokens_per_s"] = data.n_train_tokens / res["s_per_iter"]
         res["n_topics"] = trace[-1]["n_topics"]
         res["perplexity"] = trace[-1]["perplexity"]
@@ -256,9 +280,11 @@ def tables(records: list[dict]) -> str:
         lines.append(f"\n### {corpus}{'' if max_docs is None else f' (first {max_docs} rows)'}: "
                      f"{d.get('n_train_docs', '?')} training documents, {d.get('n_train_tokens', '?')} tokens, "
                      f"V = {d.get('n_words', '?')}; {iters} iterations from {k0} topics\n")
-        lines.append("| system | runs | s/iter min | median | max | iter/s vs tomotopy (median) | topics (min-max) "
+        lines.append("| system | runs | s/iter min | median | max | CPU s/iter (median, min-max) "
+                     "| CPU s/iter, whole run (median, min-max) "
+                     "| iter/s vs tomotopy (median) | topics (min-max) "
                      "| perplexity (median, min-max) | alpha, gamma (run 1) | other load (cores, max) |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         base = None
         if "tomotopy" in rows:
             ok = [r for r in rows["tomotopy"] if "error" not in r]
@@ -271,13 +297,18 @@ def tables(records: list[dict]) -> str:
                 continue
             s = sorted(r["s_per_iter"] for r in ok)
             med = statistics.median(s)
+            cpu = sorted(r["cpu_s_per_iter"] for r in ok if "cpu_s_per_iter" in r)
+            cpu_cell = f"{statistics.median(cpu):.3f} ({cpu[0]:.3f}-{cpu[-1]:.3f})" if cpu else "n/a"
+            whole = sorted(r["cpu_s_total"] / r["iters"] for r in ok if "cpu_s_total" in r)
+            cpu_cell += (f" | {statistics.median(whole):.3f} ({whole[0]:.3f}-{whole[-1]:.3f})" if whole else " | n/a")
             ks = [r["n_topics"] for r in ok]
             ps = sorted(r["perplexity"] for r in ok)
             h = ok[0]["trace"][-1]
-            lines.append(f"| {system} | {len(ok)}/{len(v)} | {s[0]:.3f} | {med:.3f} | {s[-1]:.3f} | "
+            lines.append(f"| {system} | {len(ok)}/{len(v)} | {s[0]:.3f} | {med:.3f} | {s[-1]:.3f} | {cpu_cell} | "
                          f"{'n/a' if base is None else f'{base / med:.2f}'} | {min(ks)}-{max(ks)} | "
                          f"{statistics.median(ps):.1f} ({ps[0]:.1f}-{ps[-1]:.1f}) | "
-                         f"{h['alpha']:.3g}, {h['gamma']:.3g} | "
+                         f"{h['alpha']:.3g}, {h['gamma']:.3g}"
+                         + (f", beta {h['beta']:.3g}" if "beta" in h else "") + " | "
                          f"{max(r.get('other_busy_cores', 0.0) for r in ok):.2f} |")
         lines.append("\nTraces (run 1; iteration: topics / perplexity):\n")
         for system, v in rows.items():
@@ -301,6 +332,10 @@ def main(argv=None) -> None:
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--quality-trace", action="store_true", help="score the perplexity at every evaluation")
     ap.add_argument("--initial-topics", type=int, default=10)
+    ap.add_argument("--variant", nargs="*", default=[], metavar="NAME=JSON",
+                    help="also run harmonium with these settings, as system 'harmonium:NAME', alternating with "
+                         "--systems; JSON keys: initial_topics, beta, split_merge, split_merge_launch, sample_beta, "
+                         "split_merge_until (a fraction of --iters), split_merge_every")
     ap.add_argument("--repeats", type=int, default=3)
     C.add_run_options(ap, timeout=1800, quiet_cores=0.5, max_wait=60)
     args = ap.parse_args(argv)
@@ -311,9 +346,14 @@ def main(argv=None) -> None:
     meta = C.run_meta("benchmarks/isbn/hdp_peers.py", argv)
     out = Path(args.out) if args.out else None
     records = []
+    variants = {}
+    for nv in args.variant:
+        name, _, js = nv.partition("=")
+        variants[f"harmonium:{name}"] = json.loads(js)
     for rep in range(args.repeats):
-        for system in args.systems:
+        for system in [*args.systems, *variants]:
             cfg = {"corpus": args.corpus, "max_docs": args.max_docs, "system": system, "iters": args.iters,
+                   "variant": variants.get(system),
                    "eval_every": args.eval_every, "quality_trace": args.quality_trace,
                    "initial_topics": args.initial_topics, "repeat": rep, "seed": args.seed + rep, "threads": 1,
                    **meta}
@@ -324,7 +364,8 @@ def main(argv=None) -> None:
             if "error" in r:
                 print(f"FAILED {r['error'][:300]}", flush=True)
             else:
-                print(f"{r['s_per_iter']:.3f} s/iter, K={r['n_topics']}, perplexity {r['perplexity']:.1f} "
+                print(f"{r['s_per_iter']:.3f} s/iter ({r['cpu_s_per_iter']:.3f} CPU), "
+                      f"K={r['n_topics']}, perplexity {r['perplexity']:.1f} "
                       f"(other load {r['other_busy_cores']:.2f})", flush=True)
     print(tables(records))
 

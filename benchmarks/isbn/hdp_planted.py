@@ -44,7 +44,7 @@ PROBLEMS = {
 
 # one factor at a time, from the baseline (the estimator before split-merge moves were added)
 BASELINE = dict(beta=0.01, alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0), sample=True, alpha=1.0, gamma=1.0,
-                init_k=10, n_iter=200, sm=0, launch=3, seq=False, sample_beta=False)
+                init_k=10, n_iter=200, sm=0, launch=3, seq=False, sample_beta=False, sm_until=None, sm_every=1)
 CONFIGS = {
     "baseline": {},
     "beta=0.1": dict(beta=0.1),
@@ -69,6 +69,19 @@ CONFIGS = {
     "sm 3x20, init 1, beta~": dict(sm=3, launch=20, init_k=1, sample_beta=True),
     "sm 3x20, init 10, beta~": dict(sm=3, launch=20, sample_beta=True),
     "sams 3x20, init 1": dict(sm=3, launch=20, init_k=1, seq=True),
+    # candidate defaults (issue 18 item 3): fewer proposals, shorter launches, or split-merge only in the first half
+    "sm 1x20, init 1, beta~": dict(sm=1, launch=20, init_k=1, sample_beta=True),
+    "sm 3x10, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True),
+    "sm 1x10, init 1, beta~": dict(sm=1, launch=10, init_k=1, sample_beta=True),
+    "sm 3x20 first half, init 1, beta~": dict(sm=3, launch=20, init_k=1, sample_beta=True, sm_until=0.5),
+    "sm 1x20 first half, init 1, beta~": dict(sm=1, launch=20, init_k=1, sample_beta=True, sm_until=0.5),
+    "sm 3x10 first half, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True, sm_until=0.5),
+    "sm 3x10 first quarter, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True, sm_until=0.25),
+    "sm 3x20 first quarter, init 1, beta~": dict(sm=3, launch=20, init_k=1, sample_beta=True, sm_until=0.25),
+    # split-merge every 5th or 10th iteration only (iterations 0, 5, 10, ...: a fixed schedule)
+    "sm 3x10 every 5th, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True, sm_every=5),
+    "sm 3x10 every 10th, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True, sm_every=10),
+    "sm 3x20 every 10th, init 1, beta~": dict(sm=3, launch=20, init_k=1, sample_beta=True, sm_every=10),
 }
 
 
@@ -124,12 +137,17 @@ def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
     kernel = da.build_kernel(sample_alpha=cfg["sample"], sample_gamma=cfg["sample"], compute_log_joint=False,
                              split_merge_proposals=cfg["sm"], split_merge_launch=cfg["launch"],
                              split_merge_sequential=cfg["seq"], sample_beta=cfg["sample_beta"])
+    # sm_until: split-merge only in this first fraction of the iterations, and only every sm_every-th one
+    # (a fixed schedule: each kernel is exact)
+    plain = da.build_kernel(sample_alpha=cfg["sample"], sample_gamma=cfg["sample"], compute_log_joint=False,
+                            sample_beta=cfg["sample_beta"])
+    sm_iters = cfg["n_iter"] if cfg.get("sm_until") is None else int(cfg["sm_until"] * cfg["n_iter"])
     keep = cfg["n_iter"] // 2
     Ks, Es, alphas, gammas, betas, lj = [], [], [], [], [], []
     n_split = n_merge = 0
     t0 = time.perf_counter()
     for it in range(cfg["n_iter"]):
-        st, info = kernel(rng, st, tokens, model)
+        st, info = (kernel if it < sm_iters and it % cfg["sm_every"] == 0 else plain)(rng, st, tokens, model)
         n_split += info.n_split
         n_merge += info.n_merge
         if it >= cfg["n_iter"] - keep:

@@ -147,6 +147,44 @@ def test_beta_resampling_finds_the_planted_topic_word_prior():
     assert da.topic_word(st, model)[0].sum() == pytest.approx(1.0)
 
 
+def test_split_merge_schedule_stops_the_moves_and_resumes_bit_identically(synthetic, tmp_path):
+    """split_merge_iterations=5: moves in iterations 1-5 only; a run resumed at 3 counts the schedule from 3,
+    and a schedule as long as the run is the unscheduled chain."""
+    corpus, _, _ = synthetic
+    kw = dict(initial_topics=1, split_merge=10, split_merge_launch=3, n_iter=12, evaluate_every=1, random_state=2)
+    m = HDP(**kw, split_merge_iterations=5).fit(corpus)
+    splits = np.asarray(m.trace_["n_split"]) + np.asarray(m.trace_["n_merge"])
+    assert splits[:5].sum() > 0 and splits[5:].sum() == 0, splits
+    every = HDP(**kw).fit(corpus)
+    assert (np.asarray(every.trace_["n_split"])[5:] + np.asarray(every.trace_["n_merge"])[5:]).sum() > 0
+    np.testing.assert_array_equal(HDP(**kw, split_merge_iterations=12).fit(corpus).topic_word_, every.topic_word_)
+    ckpt = tmp_path / "schedule.ckpt"
+    HDP(**kw, split_merge_iterations=5, checkpoint_path=ckpt).fit(corpus, callback=lambda it, n, info: it == 3)
+    resumed = HDP(**kw, split_merge_iterations=5, checkpoint_path=ckpt).fit(corpus, resume=True)
+    assert resumed.resumed_from_ == 3
+    np.testing.assert_array_equal(resumed.topic_word_, m.topic_word_)
+    np.testing.assert_array_equal(resumed.n_topics_trace_, m.n_topics_trace_)
+    with pytest.raises(InvalidParameterError, match="split_merge_iterations"):
+        HDP(**kw, split_merge_iterations=6, checkpoint_path=ckpt).fit(corpus, resume=True)
+
+
+def test_recommended_setting_recovers_the_planted_topics():
+    """The guide's setting for finding the number of topics (initial_topics=1, 3 split-merge proposals of 20
+    launch scans in the first 100 of 200 iterations, beta resampled) on the 4-topic corpus: 4 topics hold
+    > 1% of the tokens and K over the second half is within ±20% of 4; without the moves, fewer are found."""
+    corpus, _, _ = lda_corpus(seed=4, n_docs=400, n_topics=4)
+    lengths = corpus.doc_lengths.astype(np.float64)
+    kw = dict(initial_topics=1, split_merge=3, split_merge_launch=20, split_merge_iterations=100,
+              sample_topic_word_prior=True, n_iter=200, evaluate_every=50, random_state=0)
+    found = {}
+    for sm in (3, 0):
+        m = HDP(**{**kw, "split_merge": sm}).fit(corpus)
+        sizes = (m.doc_topic_ * lengths[:, None]).sum(axis=0)
+        found[sm] = (int(np.count_nonzero(sizes > 0.01 * lengths.sum())), float(m.n_topics_trace_[100:].mean()))
+    assert found[3][0] == 4 and 3.2 <= found[3][1] <= 4.8, found
+    assert found[0][0] < 4, found
+
+
 def test_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
     corpus, _, _ = synthetic
     straight = HDP(n_iter=10, evaluate_every=2, random_state=5).fit(corpus)
