@@ -24,6 +24,8 @@ Examples::
         --out benchmarks/isbn/results/bihdp-blocks-paper.jsonl
     .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py \
         --table benchmarks/isbn/results/bihdp-blocks-paper.jsonl
+    .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py \
+        --summary benchmarks/isbn/results/bihdp-blocks-paper.jsonl
 """
 
 from __future__ import annotations
@@ -193,6 +195,40 @@ def table(path: Path) -> str:
     return "\n".join(out)
 
 
+def _mean_sd(xs) -> str:
+    xs = np.asarray(xs, float)
+    return f"{xs.mean():.3f} ± {xs.std(ddof=1):.3f}" if xs.size > 1 else f"{xs[0]:.3f}"
+
+
+def summary(path: Path) -> str:
+    """Mean ± sd (ddof 1) over the seeds of each label; the last record of a (label, seed) wins."""
+    last = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            last[(r.get("label", ""), r["seed"])] = r
+    out = []
+    for label in dict.fromkeys(k[0] for k in last):
+        rows = [r for (lab, _), r in sorted(last.items()) if lab == label]
+        out.append(f"\n{label}: seeds {[r['seed'] for r in rows]}, epochs {[r['epochs'] for r in rows]}\n")
+        out.append("| method | item ARI | item NMI | customer ARI | customer NMI |\n|---|---|---|---|---|")
+        keys = ("item_ari", "item_nmi", "customer_ari", "customer_nmi")
+        out.append("| BiHDP | " + " | ".join(_mean_sd([r[k] for r in rows]) for k in keys) + " |")
+        for name in ("kmeans", "nmf", "lda", "spectral_coclustering"):
+            if all(name in r.get("baselines", {}) for r in rows):
+                out.append(f"| {name} | " + " | ".join(_mean_sd([r["baselines"][name][k] for r in rows])
+                                                       for k in keys) + " |")
+        for r in rows:
+            cpu = r.get("cpu_seconds_per_epoch")
+            cpu = "-" if cpu is None else f"{cpu:.3f}"
+            out.append(f"\nseed {r['seed']}: {r['epochs']} epochs in {r['seconds']:.0f} s wall; s/epoch median wall "
+                       f"{r['seconds_per_epoch']:.3f}, CPU {cpu}; other busy cores {r['other_busy_cores']:.2f}; "
+                       f"groups customer {r['K_customer']} (truth {r['true_customer_groups']}), item over bought "
+                       f"{r['K_item_bought']} (truth {r['true_item_groups_bought']}), item all {r['K_item']}; "
+                       f"top-10 matched {r['fig4_matched']} ({r['fig4_exact']} exact)")
+    return "\n".join(out)
+
+
 def matching_png(rec, d, path: Path, top=20):
     """Heat map: rows the ``top`` most popular learned item groups, columns the basket patterns they match;
     cell = the share of the learned group's purchases that came from that basket pattern (purchase truth)."""
@@ -247,10 +283,14 @@ def main(argv=None):
     ap.add_argument("--out", type=Path)
     ap.add_argument("--png", type=Path, help="matching heat map of the first seed")
     ap.add_argument("--table", type=Path, help="print the markdown table of a results file and exit")
+    ap.add_argument("--summary", type=Path, help="print mean ± sd over the seeds of each label of a results file")
     ap.add_argument("--fig4", type=Path, help="print Fig. 4's table of each record of a results file and exit")
     a = ap.parse_args(argv)
     if a.table:
         print(table(a.table))
+        return
+    if a.summary:
+        print(summary(a.summary))
         return
     if a.fig4:
         for line in a.fig4.read_text().splitlines():
