@@ -176,8 +176,9 @@ def fig4_markdown(rec) -> str:
 
 def table(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| setting | seed | epochs | s/epoch | K cust / item (bought) | true cust / item | item ARI / NMI | "
-           "cust ARI / NMI | top-10 matched (exact) | k-means item ARI | NMF | LDA | co-clust | k-means cust ARI |",
+    out = ["| setting | seed | epochs | s/epoch wall (CPU) | K cust / item (bought) | true cust / item | "
+           "item ARI / NMI | cust ARI / NMI | top-10 matched (exact) | "
+           "k-means item ARI | NMF | LDA | co-clust | k-means cust ARI |",
            "|" + "---|" * 14]
     for r in rows:
         bl = r.get("baselines", {})
@@ -185,8 +186,9 @@ def table(path: Path) -> str:
         def g(name, key="item_ari", bl=bl):
             return f"{bl[name][key]:.3f}" if name in bl else "-"
 
+        cpu = f" ({r['cpu_seconds_per_epoch']:.2f})" if "cpu_seconds_per_epoch" in r else ""
         out.append(
-            f"| {r.get('label', '')} | {r['seed']} | {r['epochs']} | {r['seconds_per_epoch']:.2f} | "
+            f"| {r.get('label', '')} | {r['seed']} | {r['epochs']} | {r['seconds_per_epoch']:.2f}{cpu} | "
             f"{r['K_customer']} / {r['K_item']} ({r['K_item_bought']}) | {r['true_customer_groups']} / "
             f"{r['true_item_groups_bought']} | {r['item_ari']:.3f} / {r['item_nmi']:.3f} | "
             f"{r['customer_ari']:.3f} / {r['customer_nmi']:.3f} | {r['fig4_matched']} ({r['fig4_exact']}) | "
