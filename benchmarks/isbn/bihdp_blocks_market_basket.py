@@ -19,8 +19,8 @@ Examples::
 
     nice .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py --scale small --seeds 0 1 2 \
         --out benchmarks/isbn/results/bihdp-blocks-small.jsonl
-    nice .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py --scale paper --max-seconds 600 \
-        --png benchmarks/isbn/results/bihdp-blocks-paper-matching.png \
+    nice .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py --scale paper --max-seconds 100000 \
+        --seeds 0 --png benchmarks/isbn/results/bihdp-blocks-paper-seed0-matching.png \
         --out benchmarks/isbn/results/bihdp-blocks-paper.jsonl
     .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py \
         --table benchmarks/isbn/results/bihdp-blocks-paper.jsonl
