@@ -19,11 +19,13 @@ Examples::
 
     nice .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py --scale small --seeds 0 1 2 \
         --out benchmarks/isbn/results/bihdp-blocks-small.jsonl
-    nice .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py --scale paper --max-seconds 600 \
-        --png benchmarks/isbn/results/bihdp-blocks-paper-matching.png \
+    nice .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py --scale paper --max-seconds 100000 \
+        --seeds 0 --png benchmarks/isbn/results/bihdp-blocks-paper-seed0-matching.png \
         --out benchmarks/isbn/results/bihdp-blocks-paper.jsonl
     .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py \
         --table benchmarks/isbn/results/bihdp-blocks-paper.jsonl
+    .venv/bin/python benchmarks/isbn/bihdp_blocks_market_basket.py \
+        --summary benchmarks/isbn/results/bihdp-blocks-paper.jsonl
 """
 
 from __future__ import annotations
@@ -113,12 +115,13 @@ def run(seed, gen, epochs, max_seconds, init_groups, a, b, with_baselines=True):
     rng = np.random.default_rng(seed)
     state = bb.init(rng, data, n_customer_groups=init_groups[0], n_item_groups=init_groups[1])
     kernel = bb.build_kernel(a=a, b=b)
-    trace = dict(seconds=[], K_customer=[], K_item=[], log_joint=[], n_changed=[], alpha=[])
-    b0, w0 = _busy_s(), time.perf_counter()
+    trace = dict(seconds=[], cpu_seconds=[], K_customer=[], K_item=[], log_joint=[], n_changed=[], alpha=[])
+    b0, w0, c0 = _busy_s(), time.perf_counter(), time.process_time()
     for _ in range(epochs):
-        e0 = time.perf_counter()
+        e0, ec0 = time.perf_counter(), time.process_time()
         state, info = kernel(rng, state, data)
         trace["seconds"].append(time.perf_counter() - e0)
+        trace["cpu_seconds"].append(time.process_time() - ec0)
         trace["K_customer"].append(info.n_groups[0])
         trace["K_item"].append(info.n_groups[1])
         trace["log_joint"].append(info.log_joint)
@@ -127,6 +130,7 @@ def run(seed, gen, epochs, max_seconds, init_groups, a, b, with_baselines=True):
         if time.perf_counter() - w0 > max_seconds:
             break
     wall = time.perf_counter() - w0
+    cpu = time.process_time() - c0
     busy = (_busy_s() - b0) / wall - 1.0
     n_item = np.asarray(X.sum(axis=0)).ravel()
     bought = n_item > 0
@@ -140,6 +144,7 @@ def run(seed, gen, epochs, max_seconds, init_groups, a, b, with_baselines=True):
         seed=seed, generator=gen, init_groups=list(init_groups), a=a, b=b, generate_seconds=gen_s,
         n_purchases=int(d.items.size), n_pairs_nonzero=int(X.nnz), n_items_bought=int(bought.sum()),
         epochs=len(trace["seconds"]), seconds=wall, seconds_per_epoch=float(np.median(trace["seconds"])),
+        cpu_seconds=cpu, cpu_seconds_per_epoch=float(np.median(trace["cpu_seconds"])),
         other_busy_cores=busy, trace=trace,
         K_customer=int(state.K[0]), K_item=int(state.K[1]),
         K_item_bought=int(np.unique(zi[bought]).size),
@@ -171,8 +176,9 @@ def fig4_markdown(rec) -> str:
 
 def table(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| setting | seed | epochs | s/epoch | K cust / item (bought) | true cust / item | item ARI / NMI | "
-           "cust ARI / NMI | top-10 matched (exact) | k-means item ARI | NMF | LDA | co-clust | k-means cust ARI |",
+    out = ["| setting | seed | epochs | s/epoch wall (CPU) | K cust / item (bought) | true cust / item | "
+           "item ARI / NMI | cust ARI / NMI | top-10 matched (exact) | "
+           "k-means item ARI | NMF | LDA | co-clust | k-means cust ARI |",
            "|" + "---|" * 14]
     for r in rows:
         bl = r.get("baselines", {})
@@ -180,13 +186,48 @@ def table(path: Path) -> str:
         def g(name, key="item_ari", bl=bl):
             return f"{bl[name][key]:.3f}" if name in bl else "-"
 
+        cpu = f" ({r['cpu_seconds_per_epoch']:.2f})" if "cpu_seconds_per_epoch" in r else ""
         out.append(
-            f"| {r.get('label', '')} | {r['seed']} | {r['epochs']} | {r['seconds_per_epoch']:.2f} | "
+            f"| {r.get('label', '')} | {r['seed']} | {r['epochs']} | {r['seconds_per_epoch']:.2f}{cpu} | "
             f"{r['K_customer']} / {r['K_item']} ({r['K_item_bought']}) | {r['true_customer_groups']} / "
             f"{r['true_item_groups_bought']} | {r['item_ari']:.3f} / {r['item_nmi']:.3f} | "
             f"{r['customer_ari']:.3f} / {r['customer_nmi']:.3f} | {r['fig4_matched']} ({r['fig4_exact']}) | "
             f"{g('kmeans')} | {g('nmf')} | {g('lda')} | {g('spectral_coclustering')} | "
             f"{g('kmeans', 'customer_ari')} |")
+    return "\n".join(out)
+
+
+def _mean_sd(xs) -> str:
+    xs = np.asarray(xs, float)
+    return f"{xs.mean():.3f} ± {xs.std(ddof=1):.3f}" if xs.size > 1 else f"{xs[0]:.3f}"
+
+
+def summary(path: Path) -> str:
+    """Mean ± sd (ddof 1) over the seeds of each label; the last record of a (label, seed) wins."""
+    last = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            last[(r.get("label", ""), r["seed"])] = r
+    out = []
+    for label in dict.fromkeys(k[0] for k in last):
+        rows = [r for (lab, _), r in sorted(last.items()) if lab == label]
+        out.append(f"\n{label}: seeds {[r['seed'] for r in rows]}, epochs {[r['epochs'] for r in rows]}\n")
+        out.append("| method | item ARI | item NMI | customer ARI | customer NMI |\n|---|---|---|---|---|")
+        keys = ("item_ari", "item_nmi", "customer_ari", "customer_nmi")
+        out.append("| BiHDP | " + " | ".join(_mean_sd([r[k] for r in rows]) for k in keys) + " |")
+        for name in ("kmeans", "nmf", "lda", "spectral_coclustering"):
+            if all(name in r.get("baselines", {}) for r in rows):
+                out.append(f"| {name} | " + " | ".join(_mean_sd([r["baselines"][name][k] for r in rows])
+                                                       for k in keys) + " |")
+        for r in rows:
+            cpu = r.get("cpu_seconds_per_epoch")
+            cpu = "-" if cpu is None else f"{cpu:.3f}"
+            out.append(f"\nseed {r['seed']}: {r['epochs']} epochs in {r['seconds']:.0f} s wall; s/epoch median wall "
+                       f"{r['seconds_per_epoch']:.3f}, CPU {cpu}; other busy cores {r['other_busy_cores']:.2f}; "
+                       f"groups customer {r['K_customer']} (truth {r['true_customer_groups']}), item over bought "
+                       f"{r['K_item_bought']} (truth {r['true_item_groups_bought']}), item all {r['K_item']}; "
+                       f"top-10 matched {r['fig4_matched']} ({r['fig4_exact']} exact)")
     return "\n".join(out)
 
 
@@ -244,10 +285,14 @@ def main(argv=None):
     ap.add_argument("--out", type=Path)
     ap.add_argument("--png", type=Path, help="matching heat map of the first seed")
     ap.add_argument("--table", type=Path, help="print the markdown table of a results file and exit")
+    ap.add_argument("--summary", type=Path, help="print mean ± sd over the seeds of each label of a results file")
     ap.add_argument("--fig4", type=Path, help="print Fig. 4's table of each record of a results file and exit")
     a = ap.parse_args(argv)
     if a.table:
         print(table(a.table))
+        return
+    if a.summary:
+        print(summary(a.summary))
         return
     if a.fig4:
         for line in a.fig4.read_text().splitlines():
