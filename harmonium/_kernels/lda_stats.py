@@ -285,6 +285,44 @@ def normalised_transpose(x_wk, out):
 
 
 @njit(cache=True, nogil=True)
+def row_nonzeros(x, ptr):
+    """ptr[0] = 0, ptr[r + 1] = ptr[r] + (non-zero entries of row r of the 2-D ``x``): a CSR pointer."""
+    ptr[0] = 0
+    for r in range(x.shape[0]):
+        n = 0
+        for k in range(x.shape[1]):
+            if x[r, k] != 0:
+                n += 1
+        ptr[r + 1] = ptr[r] + n
+
+
+@njit(cache=True, nogil=True)
+def sparse_rows(x, ptr, top, cnt):
+    """The non-zero entries of the 2-D ``x`` in CSR form (``ptr`` from :func:`row_nonzeros`): columns
+    increasing in ``top``, values in ``cnt``."""
+    for r in range(x.shape[0]):
+        o = ptr[r]
+        for k in range(x.shape[1]):
+            if x[r, k] != 0:
+                top[o] = k
+                cnt[o] = x[r, k]
+                o += 1
+
+
+@njit(cache=True, nogil=True)
+def topic_word_from_sparse_counts(ptr, top, cnt, den, beta, out):
+    """:func:`topic_word_from_counts` from the CSR non-zero cells of n_wk, bit for bit: an empty cell is
+    (0 + beta) / den[k], which is beta / den[k] exactly."""
+    K, V = out.shape
+    for w in range(V):
+        for k in range(K):
+            out[k, w] = beta / den[k]
+        for j in range(ptr[w], ptr[w + 1]):
+            k = top[j]
+            out[k, w] = (cnt[j] + beta) / den[k]
+
+
+@njit(cache=True, nogil=True)
 def topic_word_from_counts(n_wk, den, beta, out):
     """out[k, w] = (n_wk[w, k] + beta) / den[k]: E[phi | z, w] (K, V) of the symmetric prior, no temporaries."""
     V, K = n_wk.shape

@@ -50,6 +50,7 @@ pgs = lazy("harmonium.inference.mcmc.lda.parallel_gibbs")
 ChainAverage = lazy("harmonium.inference.mcmc.lda.estimates", "ChainAverage")
 final_state_theta = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_theta")
 final_state_topic_word = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_topic_word")
+WordCounts = lazy("harmonium.inference.mcmc.lda.estimates", "WordCounts")
 keep_sample = lazy("harmonium.inference.mcmc.lda.estimates", "keep_sample")
 infer_fixed_topics = lazy("harmonium.inference.mcmc.lda.infer", "infer_fixed_topics")
 collapsed_log_joint = lazy("harmonium.models.directed.lda", "collapsed_log_joint")
@@ -416,7 +417,8 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
             self.topic_word_ = average.topic_word()
         else:
             theta = final_state_theta(state.n_dk, model.alpha, doc_ptr=tokens.doc_ptr, z=state.z)
-            n_wk, n_k = state.n_wk, state.n_k
+            # n_wk's non-zero cells only: the dense table goes before the (K, V) topic_word_ is made
+            n_wk, n_k = WordCounts(state.n_wk), state.n_k
             del state
             self.topic_word_ = final_state_topic_word(n_wk, n_k, model.beta, model.seeds)
         self.__dict__.pop("_doc_topic", None)  # a previous fit's array

@@ -284,16 +284,46 @@ def final_state_theta(n_dk, alpha, *, doc_ptr=None, z=None) -> SparseThetaSum:
     return theta
 
 
+class WordCounts:
+    """The non-zero cells of n_wk (V, K) in CSR form: ``ptr`` (V + 1), topics ``top`` (increasing per
+    word), counts ``cnt``. The fit keeps this instead of the dense table while it makes the (K, V)
+    ``topic_word_`` from the final state (at K = 1000 on Debian: ~10 MiB instead of 70.9)."""
+
+    def __init__(self, n_wk):
+        V, K = n_wk.shape
+        self.shape = (V, K)
+        self.ptr = np.empty(V + 1, dtype=np.int64)
+        lda_stats.row_nonzeros(n_wk, self.ptr)
+        self.top = np.empty(int(self.ptr[-1]), dtype=_topic_dtype(K))
+        self.cnt = np.empty(int(self.ptr[-1]), dtype=n_wk.dtype)
+        lda_stats.sparse_rows(n_wk, self.ptr, self.top, self.cnt)
+
+    def at(self, words, topics) -> np.ndarray:
+        """n_wk[words, topics] (float64), looked up in the stored cells."""
+        out = np.zeros(len(words))
+        for j, (w, k) in enumerate(zip(words, topics, strict=True)):
+            lo, hi = self.ptr[w], self.ptr[w + 1]
+            i = lo + int(np.searchsorted(self.top[lo:hi], k))
+            if i < hi and self.top[i] == k:
+                out[j] = self.cnt[i]
+        return out
+
+
 def final_state_topic_word(n_wk, n_k, beta: float, seeds=None) -> np.ndarray:
     """E[phi | z, w] (K, V) float64 from one state, (n_wk + delta + beta) / (n_k + Delta + V beta),
-    written straight into its output (no V x K temporaries)."""
+    written straight into its output (no V x K temporaries). ``n_wk`` is the dense (V, K) table or its
+    :class:`WordCounts` (the same values, bit for bit)."""
     V, K = n_wk.shape
     den = np.asarray(n_k, dtype=np.float64) + V * float(beta)
     if seeds is not None:
         den = den + seeds.topic_totals(K)
     phi = np.empty((K, V))
-    lda_stats.topic_word_from_counts(n_wk, den, float(beta), phi)
+    if isinstance(n_wk, WordCounts):
+        lda_stats.topic_word_from_sparse_counts(n_wk.ptr, n_wk.top, n_wk.cnt, den, float(beta), phi)
+    else:
+        lda_stats.topic_word_from_counts(n_wk, den, float(beta), phi)
     if seeds is not None:
         t, w = seeds.topics, seeds.words
-        phi[t, w] = (n_wk[w, t] + float(beta) + seeds.counts) / den[t]
+        n = n_wk.at(w, t) if isinstance(n_wk, WordCounts) else n_wk[w, t]
+        phi[t, w] = (n + float(beta) + seeds.counts) / den[t]
     return phi
