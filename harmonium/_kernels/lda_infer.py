@@ -8,7 +8,10 @@ With phi fixed, theta_d integrated out, the conditional of token i of document d
 word only, so its cumulative sum over k is tabulated once per distinct word
 (``a_cum``) and drawn by binary search; the second runs over the document's
 topics only. A draw costs O(log K + k_d) instead of O(K); it is exact.
-Functions mutate their array arguments in place.
+:func:`fixed_topics_sweep_rows` keeps no D x K counts: a document's row is
+rebuilt from z when the sweep reaches it (as the training sweep does,
+:mod:`harmonium._kernels.lda_sparse`). Functions mutate their array
+arguments in place.
 """
 
 from __future__ import annotations
@@ -43,55 +46,85 @@ def _search(row, u):
     return lo
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, word_row, a_cum, initialise, dtop, rbuf, in_doc):
+    """Document d's tokens redrawn (or drawn, ``initialise``) against its counts ``row`` (K,); returns how many
+    topics the document holds at the end, listed in ``dtop`` (``in_doc`` is zero again on return)."""
+    K = row.shape[0]
+    dlen = 0 if initialise else doc_topics(doc_ptr, z, d, in_doc, dtop)
+    for i in range(doc_ptr[d], doc_ptr[d + 1]):
+        w = words[i]
+        if not initialise:
+            old = z[i]
+            row[old] -= 1
+            if row[old] == 0:
+                dlen = list_remove(dtop, 0, dlen, old)
+                in_doc[old] = 0
+        arow = a_cum[word_row[w]]
+        a = arow[K - 1]
+        r = 0.0
+        for j in range(dlen):
+            k = dtop[j]
+            r += row[k] * phi_wk[w, k]
+            rbuf[j] = r
+        u = rng.random() * (a + r)
+        if a + r <= 0.0:
+            # every topic gives the word probability 0 (only with foreign phi): draw uniformly
+            new = min(int(rng.random() * K), K - 1)
+        elif u < a:
+            new = _search(arow, u)
+        else:
+            u -= a
+            new = dtop[dlen - 1]
+            for j in range(dlen):
+                if u < rbuf[j]:
+                    new = dtop[j]
+                    break
+        z[i] = new
+        if row[new] == 0:
+            dtop[dlen] = new
+            dlen += 1
+            in_doc[new] = 1
+        row[new] += 1
+    for j in range(dlen):
+        in_doc[dtop[j]] = 0
+    return dlen
+
+
 @njit(cache=True, nogil=True)
 def fixed_topics_sweep_sparse(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_cum,
                               d_lo, d_hi, initialise, dtop, rbuf, in_doc):
-    """One sweep over documents d_lo..d_hi-1 with the topics fixed.
+    """One sweep over documents d_lo..d_hi-1 with the topics fixed, against the (D, K) counts ``n_dk``.
 
     ``initialise=True`` draws every token given only the tokens before it (z
     and n_dk must be zero); otherwise each token is removed and redrawn.
     ``word_row[w]`` is the row of ``a_cum`` for word w. ``dtop`` (K int32),
     ``rbuf`` (K float64) and ``in_doc`` (K uint8, zero on entry and exit) are scratch.
     """
-    K = n_dk.shape[1]
     for d in range(d_lo, d_hi):
-        dlen = 0 if initialise else doc_topics(doc_ptr, z, d, in_doc, dtop)
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = words[i]
-            if not initialise:
-                old = z[i]
-                n_dk[d, old] -= 1
-                if n_dk[d, old] == 0:
-                    dlen = list_remove(dtop, 0, dlen, old)
-                    in_doc[old] = 0
-            row = a_cum[word_row[w]]
-            a = row[K - 1]
-            r = 0.0
-            for j in range(dlen):
-                k = dtop[j]
-                r += n_dk[d, k] * phi_wk[w, k]
-                rbuf[j] = r
-            u = rng.random() * (a + r)
-            if a + r <= 0.0:
-                # every topic gives the word probability 0 (only with foreign phi): draw uniformly
-                new = min(int(rng.random() * K), K - 1)
-            elif u < a:
-                new = _search(row, u)
-            else:
-                u -= a
-                new = dtop[dlen - 1]
-                for j in range(dlen):
-                    if u < rbuf[j]:
-                        new = dtop[j]
-                        break
-            z[i] = new
-            if n_dk[d, new] == 0:
-                dtop[dlen] = new
-                dlen += 1
-                in_doc[new] = 1
-            n_dk[d, new] += 1
+        _fixed_topics_doc(rng, doc_ptr, words, z, n_dk[d], d, phi_wk, word_row, a_cum, initialise, dtop, rbuf, in_doc)
+
+
+@njit(cache=True, nogil=True)
+def fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d_lo, d_hi, initialise, dtop, rbuf,
+                            in_doc, drow, total, accumulate):
+    """:func:`fixed_topics_sweep_sparse` without a D x K count table: each document's counts are rebuilt from z
+    into the (K,) scratch ``drow`` (zero on entry and exit) and cleared after. With ``accumulate``,
+    total[d, k] += n_dk after the document's draws (what :func:`accumulate_rows` adds after the sweep).
+
+    The same draws in the same order: the same uniforms give the same z, and ``total`` the same sums.
+    """
+    for d in range(d_lo, d_hi):
+        if not initialise:
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                drow[z[i]] += 1
+        dlen = _fixed_topics_doc(rng, doc_ptr, words, z, drow, d, phi_wk, word_row, a_cum, initialise, dtop, rbuf,
+                                 in_doc)
         for j in range(dlen):
-            in_doc[dtop[j]] = 0
+            k = dtop[j]
+            if accumulate:
+                total[d, k] += drow[k]
+            drow[k] = 0
 
 
 @njit(cache=True, nogil=True)

@@ -20,6 +20,15 @@ cannot drift.
 Per-word lists of topics with n_wk > 0 live in one flat array: word w owns
 ``wtop[wptr[w] : wptr[w] + wlen[w]]``, capacity min(K, frequency of w).
 All functions mutate their array arguments in place.
+
+Document counts: the serial sweep needs only the current document's row of
+n_dk. With ``n_dk=None`` it rebuilds that row from the token topics z into a
+K-length scratch ``drow`` when it reaches the document (O(N_d), the walk that
+already lists the document's topics) and clears it after (O(k_d)), as
+MALLET's ``sampleTopicsForOneDoc`` does; no D x K table is needed. The
+word-partitioned sweep visits a document once per word block and keeps the
+dense n_dk. The arithmetic is the same either way, so the same uniforms give
+the same z.
 """
 
 from __future__ import annotations
@@ -112,6 +121,20 @@ def doc_bucket_pick(u, n_dk, d, dtop, dlen, beta, c):
     return dtop[dlen - 1] if dlen > 0 else -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def doc_row_bucket_pick(u, row, dtop, dlen, beta, c):
+    """The topic of the document bucket (SparseLDA's r: n_dk beta c_k over d's topics ``dtop[:dlen]``, with
+    ``row`` = n_dk[d]) at which the running mass first exceeds u; the last on rounding, -1 when the document
+    has no topic."""
+    acc = 0.0
+    for j in range(dlen):
+        k = dtop[j]
+        acc += row[k] * beta * c[k]
+        if u < acc:
+            return k
+    return dtop[dlen - 1] if dlen > 0 else -1
+
+
 @njit(cache=True, nogil=True)
 def _s_total(alpha, beta, c):
     s = 0.0
@@ -122,11 +145,13 @@ def _s_total(alpha, beta, c):
 
 @njit(cache=True, nogil=True)
 def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
-           wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+           wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
     """The sweep of :func:`sparse_sweep` (``order`` and ``cell_ptr`` None) and :func:`sparse_sweep_cell`.
 
     numba compiles one version per argument types and prunes the ``is None`` branches, so the
-    serial sweep carries no cell lookups.
+    serial sweep carries no cell lookups. ``row`` is document d's row of the counts: ``n_dk[d]``, or,
+    when ``n_dk`` is None, the scratch ``drow`` (zero on entry and exit, the dtype of n_dk's rows)
+    filled from z at the document's start.
     """
     K = n_k.shape[0]
     v_beta = beta * n_wk.shape[0]
@@ -146,13 +171,25 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             hi = cell_ptr[d * n_blocks + block + 1]
             if lo == hi:
                 continue
-        # the document's topic list and its q coefficients
-        dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
+        # the document's counts, topic list and q coefficients
+        if n_dk is None:
+            row = drow
+            dlen = 0
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                k = z[i]
+                if row[k] == 0:
+                    in_doc[k] = 1
+                    dtop[dlen] = k
+                    dlen += 1
+                row[k] += 1
+        else:
+            row = n_dk[d]
+            dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
         r = 0.0
         for j in range(dlen):
             k = dtop[j]
-            qcoef[k] = (alpha[k] + n_dk[d, k]) * c[k]
-            r += n_dk[d, k] * beta * c[k]
+            qcoef[k] = (alpha[k] + row[k]) * c[k]
+            r += row[k] * beta * c[k]
         for j0 in range(lo, hi):
             if order is None:
                 i = j0
@@ -162,16 +199,16 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             old = z[i]
             # remove the token
             s -= alpha[old] * beta * c[old]
-            r -= n_dk[d, old] * beta * c[old]
+            r -= row[old] * beta * c[old]
             n_k[old] -= 1
             c[old] = 1.0 / (n_k[old] + v_beta)
             s += alpha[old] * beta * c[old]
-            n_dk[d, old] -= 1
-            r += n_dk[d, old] * beta * c[old]
-            if n_dk[d, old] == 0:
+            row[old] -= 1
+            r += row[old] * beta * c[old]
+            if row[old] == 0:
                 dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
-            qcoef[old] = (alpha[old] + n_dk[d, old]) * c[old]
+            qcoef[old] = (alpha[old] + row[old]) * c[old]
             n_wk[w, old] -= 1
             if n_wk[w, old] == 0:
                 wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
@@ -187,7 +224,7 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             if u < q:
                 new = word_bucket_pick(u, qbuf, wtop, base, wlen[w])
             elif u < q + r:
-                new = doc_bucket_pick(u - q, n_dk, d, dtop, dlen, beta, c)
+                new = doc_row_bucket_pick(u - q, row, dtop, dlen, beta, c)
             else:
                 u -= q + r
                 acc = 0.0
@@ -200,17 +237,17 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             # add the token back with its new topic
             z[i] = new
             s -= alpha[new] * beta * c[new]
-            r -= n_dk[d, new] * beta * c[new]
+            r -= row[new] * beta * c[new]
             n_k[new] += 1
             c[new] = 1.0 / (n_k[new] + v_beta)
             s += alpha[new] * beta * c[new]
-            if n_dk[d, new] == 0:
+            if row[new] == 0:
                 dtop[dlen] = new
                 dlen += 1
                 in_doc[new] = 1
-            n_dk[d, new] += 1
-            r += n_dk[d, new] * beta * c[new]
-            qcoef[new] = (alpha[new] + n_dk[d, new]) * c[new]
+            row[new] += 1
+            r += row[new] * beta * c[new]
+            qcoef[new] = (alpha[new] + row[new]) * c[new]
             if n_wk[w, new] == 0:
                 wtop[wptr[w] + wlen[w]] = new
                 wlen[w] += 1
@@ -222,26 +259,30 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             k = dtop[j]
             qcoef[k] = alpha[k] * c[k]
             in_doc[k] = 0
+            if n_dk is None:
+                row[k] = 0
     return n_changed
 
 
 @njit(cache=True, nogil=True)
 def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi,
-                 wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+                 wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
     """One systematic-scan sweep over documents d_lo..d_hi-1; returns the number of changed z.
 
     Scratch (length K): ``c``, ``qcoef``, ``qbuf`` float64; ``dtop`` int32;
-    ``in_doc`` uint8 (all zero on entry and exit).
+    ``in_doc`` uint8 (all zero on entry and exit); ``drow`` the document's counts when ``n_dk`` is
+    None (zero on entry and exit; with an ``n_dk``, unused but of the dtype of n_dk).
     ``wptr`` (V+1), ``wtop``, ``wlen`` (V) must come from :func:`build_word_lists`
-    on the same ``n_wk``.
+    on the same ``n_wk``. ``n_dk`` is the (D, K) table, updated in place, or None: each
+    document's counts are then rebuilt from ``z`` (module docstring).
     """
     return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, 0,
-                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc)
+                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow)
 
 
 @njit(cache=True, nogil=True)
 def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr,
-                      n_blocks, block, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc):
+                      n_blocks, block, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
     """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
 
     Document d's tokens of block b are ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``
@@ -250,4 +291,4 @@ def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo
     or written, and only their word lists must be current. Same scratch as :func:`sparse_sweep`.
     """
     return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
-                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc)
+                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow)

@@ -49,6 +49,33 @@ def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
 
 
 @njit(cache=True, nogil=True)
+def collapsed_log_joint_assignments(doc_ptr, z, n_wk, n_k, alpha, beta, row):
+    """:func:`collapsed_log_joint` with the document counts rebuilt from ``z``, one document at a time.
+
+    ``row`` is a zeroed (K,) integer scratch (zero again on return). The terms are added in the order of
+    the dense kernel, so the value is bit-identical to it; no D x K table.
+    """
+    K = n_k.shape[0]
+    alpha_sum = 0.0
+    for k in range(K):
+        alpha_sum += alpha[k]
+    lg_alpha_sum = math.lgamma(alpha_sum)
+    total = 0.0
+    for d in range(doc_ptr.shape[0] - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            row[z[i]] += 1
+        n_d = 0
+        for k in range(K):
+            c = row[k]
+            if c > 0:
+                n_d += c
+                total += math.lgamma(c + alpha[k]) - math.lgamma(alpha[k])
+                row[k] = 0
+        total += lg_alpha_sum - math.lgamma(n_d + alpha_sum)
+    return total + word_log_likelihood(n_wk, n_k, K, beta)
+
+
+@njit(cache=True, nogil=True)
 def accumulate_phi(phi_wk_sum, n_wk, n_k, beta):
     """phi_wk_sum[w, k] += (n_wk + beta) / (n_k + V beta)."""
     V, K = n_wk.shape
@@ -80,6 +107,36 @@ def count_token(d, w, k, n_dk, n_wk, n_k, delta):
     n_dk[d, k] += delta
     n_wk[w, k] += delta
     n_k[k] += delta
+
+
+@njit(cache=True, nogil=True)
+def count_word_assignments(words, z, n_wk, n_k):
+    """Fill the (zeroed) n_wk and n_k implied by the assignments z (no document-topic table)."""
+    for i in range(z.shape[0]):
+        k = z[i]
+        n_wk[words[i], k] += 1
+        n_k[k] += 1
+
+
+@njit(cache=True, nogil=True)
+def doc_topic_cells(doc_ptr, z, row, cols, vals):
+    """The non-zero cells of n_dk, rebuilt from z one document at a time: topic in ``cols``, count in ``vals``.
+
+    ``row`` is a zeroed (K,) integer scratch (zero again on return); ``cols`` and ``vals`` need room for
+    sum_d min(N_d, K) cells. Returns how many were written (documents in order, topics increasing).
+    """
+    K = row.shape[0]
+    o = 0
+    for d in range(doc_ptr.shape[0] - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            row[z[i]] += 1
+        for k in range(K):
+            if row[k] > 0:
+                cols[o] = k
+                vals[o] = row[k]
+                o += 1
+                row[k] = 0
+    return o
 
 
 @njit(cache=True, nogil=True)
@@ -153,6 +210,25 @@ def sparse_theta_add(n_dk, inv_len, ptr, top, val, new_ptr, new_top, new_val):
 
 
 @njit(cache=True, nogil=True)
+def sparse_theta_add_assignments(doc_ptr, z, row, inv_len, ptr, top, val, new_ptr, new_top, new_val):
+    """:func:`sparse_theta_add` with each document's row of n_dk rebuilt from ``z`` in the (K,) zeroed
+    integer scratch ``row`` (zero again on return): the same merge, bit for bit, without a D x K table."""
+    D = doc_ptr.shape[0] - 1
+    K = row.shape[0]
+    zero = np.zeros(K, dtype=val.dtype)
+    o = 0
+    for d in range(D):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            row[z[i]] += 1
+        new_ptr[d] = o
+        o = _merge_row(row, 0.0, inv_len[d:d + 1], False, zero, ptr[d], ptr[d + 1], top, val, o, new_top, new_val)
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            row[z[i]] = 0
+    new_ptr[D] = o
+    return o
+
+
+@njit(cache=True, nogil=True)
 def sparse_theta_dense(ptr, top, val, doc_len, alphas, weights, out):
     """out[d, k] = theta_hat_dk, rows normalised, from the sparse count sums and the samples' alphas.
 
@@ -206,6 +282,44 @@ def normalised_transpose(x_wk, out):
     for w in range(V):
         for k in range(K):
             out[k, w] = x_wk[w, k] * tot[k]
+
+
+@njit(cache=True, nogil=True)
+def row_nonzeros(x, ptr):
+    """ptr[0] = 0, ptr[r + 1] = ptr[r] + (non-zero entries of row r of the 2-D ``x``): a CSR pointer."""
+    ptr[0] = 0
+    for r in range(x.shape[0]):
+        n = 0
+        for k in range(x.shape[1]):
+            if x[r, k] != 0:
+                n += 1
+        ptr[r + 1] = ptr[r] + n
+
+
+@njit(cache=True, nogil=True)
+def sparse_rows(x, ptr, top, cnt):
+    """The non-zero entries of the 2-D ``x`` in CSR form (``ptr`` from :func:`row_nonzeros`): columns
+    increasing in ``top``, values in ``cnt``."""
+    for r in range(x.shape[0]):
+        o = ptr[r]
+        for k in range(x.shape[1]):
+            if x[r, k] != 0:
+                top[o] = k
+                cnt[o] = x[r, k]
+                o += 1
+
+
+@njit(cache=True, nogil=True)
+def topic_word_from_sparse_counts(ptr, top, cnt, den, beta, out):
+    """:func:`topic_word_from_counts` from the CSR non-zero cells of n_wk, bit for bit: an empty cell is
+    (0 + beta) / den[k], which is beta / den[k] exactly."""
+    K, V = out.shape
+    for w in range(V):
+        for k in range(K):
+            out[k, w] = beta / den[k]
+        for j in range(ptr[w], ptr[w + 1]):
+            k = top[j]
+            out[k, w] = (cnt[j] + beta) / den[k]
 
 
 @njit(cache=True, nogil=True)

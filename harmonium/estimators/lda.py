@@ -50,6 +50,7 @@ pgs = lazy("harmonium.inference.mcmc.lda.parallel_gibbs")
 ChainAverage = lazy("harmonium.inference.mcmc.lda.estimates", "ChainAverage")
 final_state_theta = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_theta")
 final_state_topic_word = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_topic_word")
+WordCounts = lazy("harmonium.inference.mcmc.lda.estimates", "WordCounts")
 keep_sample = lazy("harmonium.inference.mcmc.lda.estimates", "keep_sample")
 infer_fixed_topics = lazy("harmonium.inference.mcmc.lda.infer", "infer_fixed_topics")
 collapsed_log_joint = lazy("harmonium.models.directed.lda", "collapsed_log_joint")
@@ -369,11 +370,11 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         ckpt = rec.checkpoint
         if ckpt is not None:
             model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], self._seeds)
-            state = algo.state_from_arrays(tokens, model, ckpt.arrays)
+            state = algo.state_from_arrays(tokens, model, ckpt.arrays, doc_counts=algo.doc_counts(self, model, tokens))
             average = ChainAverage.from_arrays(ckpt.arrays, ckpt.extra["n_samples"])
         else:
             model = make_model(self.n_topics, corpus.n_words, self.doc_topic_prior, self.topic_word_prior, self._seeds)
-            state = algo.init(rec.rng, tokens, model)
+            state = algo.init(rec.rng, tokens, model, doc_counts=algo.doc_counts(self, model, tokens))
             average = ChainAverage(corpus.n_docs, corpus.n_words, self.n_topics)
         kernel = algo.build_kernel(self)
         current = {"model": model}
@@ -385,15 +386,15 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
             m = current["model"]
             kept = keep_sample(it, burn_in, self.thin)
             if kept:
-                average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta, m.seeds)
+                average.add(st.n_dk, st.n_wk, st.n_k, m.alpha, m.beta, m.seeds, doc_ptr=tokens.doc_ptr, z=st.z)
             if kept or it == first:  # the sums' replaced arrays, the kernels' loading: heap pages back
                 release_free_heap()
             if self.optimize_interval and it > self.optimize_burn_in and it % self.optimize_interval == 0:
-                current["model"] = _optimize_hyperparameters(st, m)
+                current["model"] = _optimize_hyperparameters(st, m, tokens)
 
         def evaluate(it, st, info):
             m = current["model"]
-            lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, m)
+            lj = collapsed_log_joint(st.n_dk, st.n_wk, st.n_k, m, doc_ptr=tokens.doc_ptr, z=st.z)
             return {"iteration": it, "log_joint": lj, "log_likelihood_per_token": lj / n_tokens,
                     "n_changed": info.n_changed, "alpha_sum": float(m.alpha.sum()), "beta": m.beta}
 
@@ -415,8 +416,9 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
             del state
             self.topic_word_ = average.topic_word()
         else:
-            theta = final_state_theta(state.n_dk, model.alpha)
-            n_wk, n_k = state.n_wk, state.n_k
+            theta = final_state_theta(state.n_dk, model.alpha, doc_ptr=tokens.doc_ptr, z=state.z)
+            # n_wk's non-zero cells only: the dense table goes before the (K, V) topic_word_ is made
+            n_wk, n_k = WordCounts(state.n_wk), state.n_k
             del state
             self.topic_word_ = final_state_topic_word(n_wk, n_k, model.beta, model.seeds)
         self.__dict__.pop("_doc_topic", None)  # a previous fit's array
@@ -569,21 +571,35 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
 
 
 class _Algorithm:
-    """How the estimator drives one inference algorithm: init, kernel, checkpointed arrays."""
+    """How the estimator drives one inference algorithm: init, kernel, checkpointed arrays.
 
-    def __init__(self, init, state_cls, build_kernel):
-        self.init = init
+    ``doc_counts(est, model, tokens)`` says whether the state keeps the D x K n_dk table (the serial
+    SparseLDA sweep does not need it: :func:`~harmonium.inference.mcmc.lda.collapsed_gibbs.needs_doc_counts`).
+    """
+
+    def __init__(self, init, state_cls, build_kernel, doc_counts=None):
+        self._init = init
         self.state_cls = state_cls
         self.build_kernel = build_kernel
+        self.doc_counts = doc_counts if doc_counts is not None else (lambda est, model, tokens: True)
+
+    def init(self, rng, tokens, model, *, doc_counts: bool = True):
+        if doc_counts:
+            return self._init(rng, tokens, model)
+        return self._init(rng, tokens, model, doc_counts=False)
 
     def arrays_of_state(self, state) -> dict:
         # the count tables are derived from z and are rebuilt on resume
         return {k: v for k, v in state._asdict().items() if k not in ("n_dk", "n_wk", "n_k")}
 
-    def state_from_arrays(self, tokens, model, arrays):
-        counts = cgs.state_from_assignments(tokens, model, arrays["z"])
+    def state_from_arrays(self, tokens, model, arrays, *, doc_counts: bool = True):
+        counts = cgs.state_from_assignments(tokens, model, arrays["z"], doc_counts=doc_counts)
         fields = {**counts._asdict(), **{k: np.array(arrays[k]) for k in self.state_cls._fields if k in arrays}}
         return self.state_cls(**fields)
+
+
+def _serial_doc_counts(est, model, tokens) -> bool:
+    return cgs.needs_doc_counts(est.sampler, model, tokens)
 
 
 def _algorithm(name: str) -> _Algorithm:
@@ -592,14 +608,16 @@ def _algorithm(name: str) -> _Algorithm:
     if name == "parallel_gibbs":
         return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
                           lambda est: pgs.build_kernel(sampler=est.sampler, n_threads=est.n_jobs,
-                                                       compute_log_joint=False))
+                                                       compute_log_joint=False),
+                          lambda est, model, tokens: est.n_jobs != 1 or _serial_doc_counts(est, model, tokens))
     return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
-                      lambda est: cgs.build_kernel(sampler=est.sampler, compute_log_joint=False))
+                      lambda est: cgs.build_kernel(sampler=est.sampler, compute_log_joint=False),
+                      _serial_doc_counts)
 
 
-def _optimize_hyperparameters(state, model):
+def _optimize_hyperparameters(state, model, tokens):
     """alpha (asymmetric) and beta (symmetric) by Minka's fixed point, from the current counts."""
-    alpha = optimize_alpha(state.n_dk, model.alpha)
+    alpha = optimize_alpha(state.n_dk, model.alpha, doc_ptr=tokens.doc_ptr, z=state.z)
     beta = optimize_beta(state.n_wk, state.n_k, model.beta)
     return make_model(model.n_topics, model.n_words, alpha, beta, model.seeds)
 

@@ -127,6 +127,32 @@ def test_fixed_topics_sweep_sparse_matches_reference():
         np.testing.assert_array_equal(na, nb)
 
 
+def test_fixed_topics_sweep_rows_matches_reference():
+    # transform without a D x K table: each document's counts rebuilt from z; same z, and the kept sums
+    tokens, _, alpha, K, V = _random_problem(5)
+    phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
+    n_docs = len(tokens.doc_ptr) - 1
+    rows = np.arange(V, dtype=np.int32)
+    a_cum = np.empty((V, K))
+    lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
+    za, zb = np.zeros_like(tokens.words), np.zeros_like(tokens.words)
+    nb = np.zeros((n_docs, K), np.int32)
+    total, want = np.zeros((n_docs, K)), np.zeros((n_docs, K))
+    drow = np.zeros(K, np.int32)
+    ra, rb = np.random.default_rng(9), np.random.default_rng(9)
+    for sweep, initialise in enumerate((True, False, False, False)):
+        keep = sweep >= 2
+        lda_infer.fixed_topics_sweep_rows(ra, tokens.doc_ptr, tokens.words, za, phi_wk, rows, a_cum, 0, n_docs,
+                                          initialise, np.empty(K, np.int32), np.empty(K), np.zeros(K, np.uint8),
+                                          drow, total, keep)
+        reference_fixed_topics_sweep_sparse(rb, tokens.doc_ptr, tokens.words, zb, nb, phi_wk, alpha, initialise)
+        if keep:
+            want += nb
+        np.testing.assert_array_equal(za, zb)
+        np.testing.assert_array_equal(total, want)
+        assert not drow.any()
+
+
 def test_apply_moves_is_the_count_difference():
     """AD-LDA's merge: moving each token from its old to its new topic gives the recount of the new z."""
     rng = np.random.default_rng(11)

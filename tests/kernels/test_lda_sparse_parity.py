@@ -160,7 +160,8 @@ def test_sparse_sweep_cell_matches_reference():
         freq = np.bincount(tokens.words, minlength=V)
         wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
         wtop, wlen = np.empty(int(wptr[-1]), np.int32), np.zeros(V, np.int32)
-        scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8))
+        scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
+                   np.zeros(K, a[0].dtype))
         lo, hi = layout.doc_parts[1]
         for block in (0, 1):
             lda_sparse.build_block_word_lists(a[1], layout.block_words[block], wptr, wtop, wlen)
@@ -174,3 +175,76 @@ def test_sparse_sweep_cell_matches_reference():
             np.testing.assert_array_equal(za, zb)
             for x, y in zip(a, b, strict=True):
                 np.testing.assert_array_equal(x, y)
+
+
+
+def test_sparse_sweep_without_doc_table_matches_reference():
+    # the row of n_dk is rebuilt from z at each document and cleared after: same draws, same z, same n_wk, n_k
+    for seed in range(3):
+        tokens, z, alpha, K, V = _random_problem(seed, D=9, V=13, K=5)
+        beta = 0.05
+        model = make_model(K, V, alpha, beta)
+        state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+        assert state.n_dk is None
+        ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
+        zb = z.copy()
+        sweep = cgs.sparse_sweep(model, tokens)
+        ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
+        for _ in range(3):
+            sweep(ra, state, 0, len(tokens.doc_ptr) - 1)
+            reference_sparse_sweep(rb, tokens.doc_ptr, tokens.words, zb, *ref, alpha, beta)
+            np.testing.assert_array_equal(state.z, zb)
+            np.testing.assert_array_equal(state.n_wk, ref[1])
+            np.testing.assert_array_equal(state.n_k, ref[2])
+            assert not sweep.doc_row.any()  # zero on exit
+
+
+def _doc_free_follows_dense(seed, spoil=None):
+    """Whether the sweep without n_dk follows the dense-table sweep (same uniforms), document by document.
+
+    ``spoil(sweep, tokens, state, d)`` acts on the document-row scratch after document d (negative control).
+    """
+    tokens, z, alpha, K, V = _random_problem(seed, D=12, V=13, K=5)
+    model = make_model(K, V, alpha, 0.05)
+    dense = cgs.state_from_assignments(tokens, model, z.copy())
+    free = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+    sa, sb = cgs.sparse_sweep(model, tokens), cgs.sparse_sweep(model, tokens)
+    ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):
+        for d in range(len(tokens.doc_ptr) - 1):
+            sa(ra, dense, d, d + 1)
+            sb(rb, free, d, d + 1)
+            if spoil is not None:
+                spoil(sb, tokens, free, d)
+        if not (np.array_equal(dense.z, free.z) and np.array_equal(dense.n_wk, free.n_wk)):
+            return False
+    return True
+
+
+def test_sparse_sweep_without_doc_table_follows_the_dense_sweep():
+    assert all(_doc_free_follows_dense(seed) for seed in range(3))
+
+
+def test_negative_control_doc_row_not_cleared_fails():
+    # a scratch that keeps each document's counts into the next (the clear at the document's end forgotten)
+    def keep_counts(sweep, tokens, state, d):
+        np.add.at(sweep.doc_row, state.z[tokens.doc_ptr[d]:tokens.doc_ptr[d + 1]], 1)
+
+    assert not any(_doc_free_follows_dense(seed, keep_counts) for seed in range(3))
+
+
+def test_sparse_sweep_gives_the_same_chain_with_and_without_doc_table():
+    # same uniforms, same z: the dense path and the rebuilt rows are one sampler
+    tokens, z, alpha, K, V = _random_problem(7, D=30, V=20, K=8)
+    model = make_model(K, V, alpha, 0.1)
+    dense = cgs.state_from_assignments(tokens, model, z.copy())
+    free = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+    kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=True)
+    ra, rb = np.random.default_rng(3), np.random.default_rng(3)
+    for _ in range(5):
+        dense, ia = kernel(ra, dense, tokens, model)
+        free, ib = kernel(rb, free, tokens, model)
+        np.testing.assert_array_equal(dense.z, free.z)
+        np.testing.assert_array_equal(dense.n_wk, free.n_wk)
+        assert ia.log_joint == ib.log_joint and ia.n_changed == ib.n_changed
+    assert free.n_dk is None

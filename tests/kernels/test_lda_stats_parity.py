@@ -73,3 +73,55 @@ def test_sparse_theta_kernels_match_numpy():
     den = n_k + n_wk.shape[0] * beta
     lda_stats.topic_word_from_counts(n_wk, den, beta, out)
     np.testing.assert_allclose(out, ((n_wk + beta) / den).T, rtol=1e-14)
+
+
+def _assignments(seed, D=11, V=13, K=6):
+    """A token stream (doc_ptr, words), assignments z and the dense tables they imply (one empty document)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 9, D)
+    lengths[3] = 0
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    words = rng.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    z = rng.integers(0, K, doc_ptr[-1]).astype(np.int32)
+    n_dk, n_wk, n_k = np.zeros((D, K), np.int16), np.zeros((V, K), np.int32), np.zeros(K, np.int32)
+    lda_stats.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
+    return doc_ptr, words, z, n_dk, n_wk, n_k, rng.uniform(0.05, 1.0, K)
+
+
+def test_statistics_from_assignments_equal_the_dense_ones_bit_for_bit():
+    """Document counts rebuilt from z (issue 21: no D x K table) give the dense kernels' results exactly."""
+    for seed in range(3):
+        doc_ptr, words, z, n_dk, n_wk, n_k, alpha = _assignments(seed)
+        D, K = n_dk.shape
+        row = np.zeros(K, np.int64)
+        n_wk2, n_k2 = np.zeros_like(n_wk), np.zeros_like(n_k)
+        lda_stats.count_word_assignments(words, z, n_wk2, n_k2)
+        np.testing.assert_array_equal(n_wk2, n_wk)
+        np.testing.assert_array_equal(n_k2, n_k)
+        assert (lda_stats.collapsed_log_joint_assignments(doc_ptr, z, n_wk, n_k, alpha, 0.03, row)
+                == lda_stats.collapsed_log_joint(n_dk, n_wk, n_k, alpha, 0.03))
+        assert not row.any()
+        cols, vals = np.empty(len(z), np.int64), np.empty(len(z))
+        n = lda_stats.doc_topic_cells(doc_ptr, z, row, cols, vals)
+        r, c = np.nonzero(n_dk)  # row-major: documents in order, topics increasing
+        np.testing.assert_array_equal(cols[:n], c)
+        np.testing.assert_array_equal(vals[:n], n_dk[r, c])
+        assert not row.any()
+        inv = 1.0 / (np.diff(doc_ptr) + alpha.sum())
+        ptr, top, val = np.zeros(D + 1, np.int64), np.zeros(0, np.int16), np.zeros(0, np.float32)
+        ptr2, top2, val2 = ptr, top, val
+        for shift in range(3):  # topics rotated: documents gain topics between samples
+            zs = ((z + shift) % K).astype(np.int32)
+            counts = np.roll(n_dk, shift, axis=1)
+            room = top.shape[0] + len(z)
+            out = [np.empty(D + 1, np.int64), np.empty(room, np.int16), np.empty(room, np.float32)]
+            m = lda_stats.sparse_theta_add(counts, inv, ptr, top, val, *out)
+            ptr, top, val = out[0], out[1][:m], out[2][:m]
+            room = top2.shape[0] + len(z)
+            out = [np.empty(D + 1, np.int64), np.empty(room, np.int16), np.empty(room, np.float32)]
+            m2 = lda_stats.sparse_theta_add_assignments(doc_ptr, zs, row, inv, ptr2, top2, val2, *out)
+            ptr2, top2, val2 = out[0], out[1][:m2], out[2][:m2]
+            assert not row.any()
+            np.testing.assert_array_equal(ptr2, ptr)
+            np.testing.assert_array_equal(top2, top)
+            assert val2.tobytes() == val.tobytes()

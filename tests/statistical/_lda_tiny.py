@@ -58,19 +58,20 @@ def sweep_matrix(conditional) -> np.ndarray:
     return P
 
 
-def one_sweep_from_exact(rng, pi, n_chains, sweep=None, sampler="plain", kernel=None) -> np.ndarray:
+def one_sweep_from_exact(rng, pi, n_chains, sweep=None, sampler="plain", kernel=None, doc_counts=True) -> np.ndarray:
     """Histogram of states after one sweep of the real kernel from n_chains exact draws of pi.
 
-    If the kernel leaves pi invariant the end states are iid draws from pi.
+    If the kernel leaves pi invariant the end states are iid draws from pi. ``doc_counts=False`` starts
+    from states without the n_dk table (the sparse sweep rebuilds each document's row from z).
     """
     if kernel is None:
         kernel = cgs.build_kernel(sampler=sampler, compute_log_joint=False, sweep=sweep)
     starts = rng.choice(STATES.shape[0], size=n_chains, p=pi)
     hist = np.zeros(STATES.shape[0], dtype=np.int64)
-    templates = [cgs.state_from_assignments(TOKENS, MODEL, z) for z in STATES]
+    templates = [cgs.state_from_assignments(TOKENS, MODEL, z, doc_counts=doc_counts) for z in STATES]
     weights = K ** np.arange(N - 1, -1, -1)
     for s in starts:
-        st = cgs.CollapsedGibbsState(*(a.copy() for a in templates[s]))
+        st = cgs.CollapsedGibbsState(*(None if a is None else a.copy() for a in templates[s]))
         st, _ = kernel(rng, st, TOKENS, MODEL)
         hist[int(st.z @ weights)] += 1
     return hist

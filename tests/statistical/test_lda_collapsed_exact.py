@@ -81,6 +81,19 @@ def test_exposed_conditional_is_the_posterior_conditional(pi):
             np.testing.assert_allclose(q, np.array(joint) / sum(joint), rtol=1e-12)
 
 
+def test_conditional_without_doc_table_is_the_same(pi):
+    # a state without n_dk (rows rebuilt from z) has the same exposed conditional
+    from ._lda_tiny import STATES
+
+    for s in (0, 13, 42, 63):
+        dense = cgs.state_from_assignments(TOKENS, MODEL, STATES[s])
+        free = cgs.state_from_assignments(TOKENS, MODEL, STATES[s], doc_counts=False)
+        assert free.n_dk is None
+        for i in range(len(STATES[s])):
+            np.testing.assert_array_equal(cgs.conditional(free, TOKENS, MODEL, i),
+                                          cgs.conditional(dense, TOKENS, MODEL, i))
+
+
 def test_sweep_leaves_posterior_invariant(pi):
     P = sweep_matrix(cgs.conditional)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
@@ -102,6 +115,24 @@ def test_kernel_visits_states_with_posterior_frequencies(pi, sampler):
     assert (pi * N_CHAINS).min() >= 5  # chi-square validity
     hist = one_sweep_from_exact(np.random.default_rng(20261121), pi, N_CHAINS, sampler=sampler)
     assert _chi2_pvalue(hist, pi) > ALPHA
+
+
+def test_sparse_kernel_without_doc_table_visits_states_with_posterior_frequencies(pi):
+    # the estimator's default path: the state has no n_dk, each document's row is rebuilt from z
+    hist = one_sweep_from_exact(np.random.default_rng(20261121), pi, N_CHAINS, sampler="sparse", doc_counts=False)
+    assert _chi2_pvalue(hist, pi) > ALPHA
+
+
+def test_negative_control_sparse_doc_row_left_over_fails_chi_square(pi):
+    """A rebuilt-row bug: the scratch carries a count of topic 0 from a document it never cleared."""
+    def kernel(rng, state, tokens, model):
+        sweep = cgs.sparse_sweep(model, tokens)
+        sweep.doc_row[0] = 1
+        sweep(rng, state, 0, tokens.doc_ptr.shape[0] - 1)
+        return state, None
+
+    hist = one_sweep_from_exact(np.random.default_rng(20261121), pi, N_CHAINS, kernel=kernel, doc_counts=False)
+    assert _chi2_pvalue(hist, pi) < ALPHA
 
 
 def test_negative_control_broken_kernel_fails_chi_square(pi):

@@ -89,6 +89,43 @@ def test_fixed_topics_sweep_chi_square(posterior):
     assert stats.chisquare(hist, posterior * hist.sum()).pvalue > ALPHA_TEST
 
 
+def _rows_sweep(stale: bool):
+    """The sweep without a count table (what transform runs), in the harness's signature. ``stale``: one
+    document at a time, each document's counts put back into the scratch after it (the clear at the
+    document's end forgotten: a negative control)."""
+    def sweep(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_cum, d_lo, d_hi, initialise, dtop, rbuf, in_doc):
+        drow, none = np.zeros(K, np.int32), np.zeros((0, K))
+        if not stale:
+            lda_infer.fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d_lo, d_hi,
+                                              initialise, dtop, rbuf, in_doc, drow, none, False)
+            return
+        for d in range(d_lo, d_hi):
+            lda_infer.fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d, d + 1, initialise,
+                                              dtop, rbuf, in_doc, drow, none, False)
+            np.add.at(drow, z[doc_ptr[d]:doc_ptr[d + 1]], 1)
+    return sweep
+
+
+def test_fixed_topics_sweep_rows_chi_square(posterior):
+    hist = _one_sweep_hist(posterior, _rows_sweep(False))
+    assert stats.chisquare(hist, posterior * hist.sum()).pvalue > ALPHA_TEST
+
+
+def test_negative_control_rows_sweep_with_stale_row_fails_chi_square(posterior):
+    hist = _one_sweep_hist(posterior, _rows_sweep(True))
+    assert stats.chisquare(hist, posterior * hist.sum()).pvalue < ALPHA_TEST
+
+
+def test_transform_without_count_table_is_bit_identical_to_the_table():
+    counts = sp.csr_matrix(np.random.default_rng(2).poisson(1.0, size=(300, 3)))
+    tokens = Corpus(counts).tokens()
+    for n_threads in (1, 2):
+        a = infer_fixed_topics(np.random.default_rng(5), tokens, PHI_WK, ALPHA, 12, n_threads=n_threads)
+        b = infer_fixed_topics(np.random.default_rng(5), tokens, PHI_WK, ALPHA, 12, n_threads=n_threads,
+                               sweep=lda_infer.fixed_topics_sweep_sparse)
+        assert a.tobytes() == b.tobytes()
+
+
 def test_negative_control_broken_sweep_fails_chi_square(posterior):
     # the same harness, a sweep with the off-by-one
     hist = _one_sweep_hist(posterior, broken_fixed_topics_sweep)

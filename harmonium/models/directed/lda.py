@@ -148,28 +148,56 @@ def doc_count_dtype(doc_ptr) -> np.dtype:
     return np.dtype(np.int16) if longest < 2**15 else np.dtype(np.int32)
 
 
-def counts_from_assignments(doc_ptr, words, z, n_topics: int, n_words: int):
+def counts_from_assignments(doc_ptr, words, z, n_topics: int, n_words: int, *, doc_counts: bool = True):
     """Count tables (n_dk, n_wk, n_k) implied by topic assignments ``z``.
 
-    n_wk and n_k are int32; n_dk has the dtype of :func:`doc_count_dtype`.
+    n_wk and n_k are int32; n_dk has the dtype of :func:`doc_count_dtype`, or is None when
+    ``doc_counts`` is False (samplers that rebuild each document's row from z: no D x K table).
     """
-    n_dk = np.zeros((doc_ptr.shape[0] - 1, n_topics), dtype=doc_count_dtype(doc_ptr))
     n_wk = np.zeros((n_words, n_topics), dtype=np.int32)
     n_k = np.zeros(n_topics, dtype=np.int32)
+    if not doc_counts:
+        lda_stats.count_word_assignments(words, z, n_wk, n_k)
+        return None, n_wk, n_k
+    n_dk = np.zeros((doc_ptr.shape[0] - 1, n_topics), dtype=doc_count_dtype(doc_ptr))
     lda_stats.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
     return n_dk, n_wk, n_k
 
 
-def collapsed_log_joint(n_dk, n_wk, n_k, model: LDAModel) -> float:
+def doc_topic_row(doc_ptr, z, d: int, n_topics: int) -> np.ndarray:
+    """Document d's row of n_dk, (K,) int64, counted from its tokens' topics ``z[doc_ptr[d]:doc_ptr[d + 1]]``."""
+    return np.bincount(z[doc_ptr[d]:doc_ptr[d + 1]], minlength=n_topics).astype(np.int64)
+
+
+def doc_topic_cells(doc_ptr, z, n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """(topic, count) of every non-zero cell of n_dk, from ``z`` one document at a time (no D x K table).
+
+    Documents in order, topics increasing within a document; ``cols`` int64, ``vals`` float64.
+    """
+    room = int(np.minimum(np.diff(doc_ptr), n_topics).sum())
+    cols = np.empty(room, dtype=np.int64)
+    vals = np.empty(room, dtype=np.float64)
+    n = lda_stats.doc_topic_cells(doc_ptr, z, np.zeros(n_topics, dtype=np.int64), cols, vals)
+    return cols[:n], vals[:n]
+
+
+def collapsed_log_joint(n_dk, n_wk, n_k, model: LDAModel, *, doc_ptr=None, z=None) -> float:
     """log p(w, z | alpha, beta) with theta and phi integrated out (see module docstring).
 
     Computed by :func:`harmonium._kernels.lda_stats.collapsed_log_joint`
     without D x K temporaries; tests/kernels checks it against the scipy
-    ``gammaln`` expression of the module docstring.
+    ``gammaln`` expression of the module docstring. ``n_dk`` None: the
+    document counts are rebuilt from the token stream's ``doc_ptr`` and the
+    assignments ``z``, one document at a time (same value, bit for bit).
     With seeds, the symmetric value is corrected on the seeded entries and
     the K normalisers (O(S + K)): b -> b + delta_kw, V b -> V b + Delta_k.
     """
-    lj = float(lda_stats.collapsed_log_joint(n_dk, n_wk, n_k, model.alpha, float(model.beta)))
+    if n_dk is None:
+        row = np.zeros(model.n_topics, dtype=np.int64)
+        lj = float(lda_stats.collapsed_log_joint_assignments(doc_ptr, z, n_wk, n_k, model.alpha, float(model.beta),
+                                                             row))
+    else:
+        lj = float(lda_stats.collapsed_log_joint(n_dk, n_wk, n_k, model.alpha, float(model.beta)))
     seeds = model.seeds
     if seeds is None:
         return lj

@@ -39,6 +39,7 @@ from scipy.special import digamma, gammaln
 
 from harmonium._validation import Interval, validate_params
 from harmonium.errors import InvalidParameterError
+from harmonium.models.directed.lda import doc_topic_cells
 
 _ITER_CONSTRAINTS = {
     "n_iter": [Interval("int", 1, None)],
@@ -61,7 +62,12 @@ def _check_counts(x, name: str, owner: str, ndim: int) -> np.ndarray:
 def _histogram(counts: np.ndarray):
     """(column, value, multiplicity) of the distinct non-zero entries of a 2-D count array."""
     rows, cols = np.nonzero(counts)
-    pairs = np.column_stack([cols.astype(np.float64), counts[rows, cols]])
+    return _histogram_of_pairs(cols.astype(np.float64), counts[rows, cols])
+
+
+def _histogram_of_pairs(cols: np.ndarray, vals: np.ndarray):
+    """(column, value, multiplicity) of the distinct (column, value) pairs."""
+    pairs = np.column_stack([cols, vals])
     if pairs.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
     uniq, mult = np.unique(pairs, axis=0, return_counts=True)
@@ -100,7 +106,8 @@ def dirichlet_multinomial_log_evidence(counts, alpha) -> float:
     )
 
 
-def optimize_alpha(n_dk, alpha, *, n_iter: int = 1000, tol: float = 1e-8, min_value: float = 1e-12) -> np.ndarray:
+def optimize_alpha(n_dk, alpha, *, n_iter: int = 1000, tol: float = 1e-8, min_value: float = 1e-12,
+                   doc_ptr=None, z=None) -> np.ndarray:
     """Asymmetric document-topic prior maximising the Dirichlet-multinomial evidence of ``n_dk``.
 
     Iterates Minka's fixed point (A) of the module docstring until the largest
@@ -109,8 +116,10 @@ def optimize_alpha(n_dk, alpha, *, n_iter: int = 1000, tol: float = 1e-8, min_va
 
     Parameters
     ----------
-    n_dk : array (D, K)
-        Document-topic counts (non-negative).
+    n_dk : array (D, K) or None
+        Document-topic counts (non-negative). None: the counts of topic
+        assignments ``z`` (N,) over documents ``doc_ptr`` (D + 1), taken one
+        document at a time without a D x K table (same result, bit for bit).
     alpha : array (K,)
         Starting value, every entry > 0.
     n_iter : int
@@ -130,15 +139,23 @@ def optimize_alpha(n_dk, alpha, *, n_iter: int = 1000, tol: float = 1e-8, min_va
     """
     owner = "optimize_alpha"
     validate_params(owner, {"n_iter": n_iter, "tol": tol, "min_value": min_value}, _ITER_CONSTRAINTS)
-    n = _check_counts(n_dk, "n_dk", owner, 2)
-    K = n.shape[1]
+    if n_dk is None:
+        K = int(np.size(alpha)) if np.ndim(alpha) <= 1 else -1
+    else:
+        n = _check_counts(n_dk, "n_dk", owner, 2)
+        K = n.shape[1]
     a = np.array(alpha, dtype=np.float64, ndmin=1) if np.ndim(alpha) <= 1 else None
     if a is None or a.shape != (K,) or not np.all(np.isfinite(a)) or np.any(a <= 0):
         raise InvalidParameterError(
             f"The 'alpha' parameter of {owner} must be an array of K = {K} finite floats > 0. Got {alpha!r}."
         )
-    col, val, mult = _histogram(n)
-    lens, lmult = _positive_values(n.sum(axis=1))
+    if n_dk is None:
+        cols, vals = doc_topic_cells(doc_ptr, z, K)
+        col, val, mult = _histogram_of_pairs(cols.astype(np.float64), vals)
+        lens, lmult = _positive_values(np.diff(doc_ptr).astype(np.float64))
+    else:
+        col, val, mult = _histogram(n)
+        lens, lmult = _positive_values(n.sum(axis=1))
     if lens.size == 0:
         return a
     for _ in range(n_iter):

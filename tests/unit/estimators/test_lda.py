@@ -361,3 +361,50 @@ def test_alias_mh_is_deprecated_and_still_fits():
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)
         LDA(2, sampler="sparse", n_iter=2, random_state=0).fit(corpus)
+
+
+@pytest.mark.parametrize("settings", [{}, {"burn_in": 12}, {"optimize_interval": 3, "optimize_burn_in": 3}])
+def test_sparse_fit_without_doc_table_is_bit_identical_to_the_table(synthetic, monkeypatch, settings):
+    """The serial sparse path keeps no n_dk (issue 21); its fit equals the one with the D x K table, bit for bit."""
+    from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+
+    corpus, _, _ = synthetic
+    made = []
+    init = cgs.init
+
+    def recording_init(*args, **kwargs):
+        made.append(init(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(cgs, "init", recording_init)
+    fits = []
+    for needs in (None, True):
+        if needs is not None:
+            monkeypatch.setattr(cgs, "needs_doc_counts", lambda *a: True)
+        fits.append(LDA(5, n_iter=12, thin=2, evaluate_every=3, random_state=1, **settings).fit(corpus))
+    assert made[0].n_dk is None and made[1].n_dk is not None
+    a, b = fits
+    assert a.topic_word_.tobytes() == b.topic_word_.tobytes()
+    assert a.doc_topic_.tobytes() == b.doc_topic_.tobytes()
+    assert a.alpha_.tobytes() == b.alpha_.tobytes() and a.beta_ == b.beta_
+    assert a.trace_.keys() == b.trace_.keys()
+    assert all(a.trace_[k] == b.trace_[k] for k in a.trace_ if k != "seconds")
+
+
+def test_doc_table_kept_only_where_a_sampler_needs_it(synthetic):
+    from harmonium.estimators.lda import _algorithm
+    from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+    from harmonium.models.directed.lda import make_model
+
+    corpus, _, _ = synthetic
+    tokens = corpus.tokens()
+    model = make_model(5, corpus.n_words, 0.1, 0.01)
+    cg, pg = "collapsed_gibbs", "parallel_gibbs"
+    for inference, sampler, n_jobs, want in [(cg, "sparse", 1, False), (cg, "auto", 1, False), (cg, "plain", 1, True),
+                                             (cg, "alias_mh", 1, True), (cg, "warp", 1, True),
+                                             (pg, "sparse", 1, False), (pg, "sparse", 2, True)]:
+        est = LDA(5, inference=inference, sampler=sampler, n_jobs=n_jobs)
+        assert _algorithm(inference).doc_counts(est, model, tokens) is want, (inference, sampler, n_jobs)
+    state = cgs.init(np.random.default_rng(0), tokens, model, doc_counts=False)
+    with pytest.raises(InvalidParameterError, match="n_dk"):
+        cgs.build_kernel(sampler="plain")(np.random.default_rng(0), state, tokens, model)

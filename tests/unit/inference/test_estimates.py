@@ -8,6 +8,7 @@ from harmonium.inference.mcmc.lda.estimates import (
     ChainAverage,
     SparsePhiSum,
     SparseThetaSum,
+    WordCounts,
     final_state_theta,
     final_state_topic_word,
     keep_sample,
@@ -101,6 +102,28 @@ def test_final_state_estimates_match_the_dense_means():
         phi = final_state_topic_word(n_wk, n_k, beta, seeds)
         np.testing.assert_allclose(phi, topic_word_mean(n_wk, n_k, beta, seeds), rtol=1e-14)
     np.testing.assert_allclose(final_state_theta(n_dk, alpha).dense(), doc_topic_mean(n_dk, alpha), rtol=1e-6)
+
+
+def test_final_state_estimates_from_sparse_word_counts_and_z_are_bit_identical():
+    """The fit's lean final-state path (issue 21): n_wk's non-zero cells only, theta's counts from z."""
+    from harmonium.models.directed.lda import counts_from_assignments
+
+    rng = np.random.default_rng(4)
+    D, V, K, beta = 7, 9, 5, 0.05
+    doc_ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 8, D))]).astype(np.int64)
+    words = rng.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    z = rng.integers(0, K, doc_ptr[-1]).astype(np.int32)
+    n_dk, n_wk, n_k = counts_from_assignments(doc_ptr, words, z, K, V)
+    alpha = rng.uniform(0.05, 0.5, K)
+    cells = WordCounts(n_wk)
+    assert cells.top.shape[0] == np.count_nonzero(n_wk)
+    for seeds in (None, make_seed_prior([(1, 0), (4, 3), (1, 2), (words[0], int(z[0]))], 7)):
+        want = final_state_topic_word(n_wk, n_k, beta, seeds)
+        assert final_state_topic_word(cells, n_k, beta, seeds).tobytes() == want.tobytes()
+    cells.cnt[0] += 1  # negative control: one count wrong, another phi
+    assert final_state_topic_word(cells, n_k, beta).tobytes() != final_state_topic_word(n_wk, n_k, beta).tobytes()
+    a, b = final_state_theta(n_dk, alpha), final_state_theta(None, alpha, doc_ptr=doc_ptr, z=z)
+    assert a.dense().tobytes() == b.dense().tobytes()
 
 
 def _dense_phi_reference(samples, V, K, beta, seeds=None):

@@ -168,3 +168,21 @@ def test_invalid_counts_and_options_raise():
         optimize_beta(np.ones((3, 2)), np.ones(3), 0.1)
     with pytest.raises(InvalidParameterError, match="'alpha' parameter of dirichlet_multinomial"):
         dirichlet_multinomial_log_evidence(np.ones((2, 2)), [1.0, 0.0])
+
+
+def test_alpha_from_assignments_equals_alpha_from_the_table_bit_for_bit():
+    # the no-n_dk path (issue 21): the counts come from z one document at a time, same histogram, same alpha
+    from harmonium.models.directed.lda import counts_from_assignments
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 30, size=40)
+    lengths[7] = 0
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    z = rng.integers(0, 6, size=doc_ptr[-1]).astype(np.int32)
+    n_dk = counts_from_assignments(doc_ptr, np.zeros_like(z), z, 6, 1)[0]
+    a = rng.uniform(0.1, 2.0, size=6)
+    want = optimize_alpha(n_dk, a)
+    assert optimize_alpha(None, a, doc_ptr=doc_ptr, z=z).tobytes() == want.tobytes()
+    z2 = z.copy()
+    z2[0] = (z2[0] + 1) % 6  # negative control: other assignments, another alpha
+    assert not np.array_equal(optimize_alpha(None, a, doc_ptr=doc_ptr, z=z2), want)

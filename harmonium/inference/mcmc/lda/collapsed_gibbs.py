@@ -21,6 +21,13 @@ and the state never holds delta. Tested in tests/statistical/test_lda_seeded_exa
 
 State / init / kernel as in DESIGN.md. The kernel mutates the state's arrays
 in place and returns the same (mutated) state object.
+
+Document counts (issue 21): the serial SparseLDA sweep rebuilds each
+document's row of n_dk from z when it reaches the document (MALLET's
+``sampleTopicsForOneDoc``), so a state made with ``doc_counts=False`` holds
+no D x K table (``n_dk`` is None); whatever else reads the document counts
+(log joint, theta sums, alpha's optimiser) takes them from z one document at
+a time. :func:`needs_doc_counts` says which samplers need the table.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ from harmonium.models.directed.lda import (
     add_seed_counts,
     collapsed_log_joint,
     counts_from_assignments,
+    doc_count_dtype,
+    doc_topic_row,
     seeded_counts,
 )
 
@@ -45,7 +54,7 @@ class CollapsedGibbsState(NamedTuple):
     """Topic assignment of every token and the count tables it implies."""
 
     z: np.ndarray  # (N,) int32
-    n_dk: np.ndarray  # (D, K) int32
+    n_dk: np.ndarray | None  # (D, K) int16 or int32; None: each document's row is rebuilt from z
     n_wk: np.ndarray  # (V, K) int32
     n_k: np.ndarray  # (K,) int32
 
@@ -57,17 +66,28 @@ class CollapsedGibbsInfo(NamedTuple):
     n_changed: int
 
 
-def state_from_assignments(tokens: TokenStream, model: LDAModel, z) -> CollapsedGibbsState:
-    """The state for given assignments ``z`` (counts recomputed from scratch)."""
+def state_from_assignments(tokens: TokenStream, model: LDAModel, z, *, doc_counts: bool = True
+                           ) -> CollapsedGibbsState:
+    """The state for given assignments ``z`` (counts recomputed from scratch).
+
+    ``doc_counts=False`` leaves ``n_dk`` None (for the samplers :func:`needs_doc_counts` clears).
+    """
     z = np.ascontiguousarray(z, dtype=np.int32)
-    n_dk, n_wk, n_k = counts_from_assignments(tokens.doc_ptr, tokens.words, z, model.n_topics, model.n_words)
+    n_dk, n_wk, n_k = counts_from_assignments(tokens.doc_ptr, tokens.words, z, model.n_topics, model.n_words,
+                                              doc_counts=doc_counts)
     return CollapsedGibbsState(z, n_dk, n_wk, n_k)
 
 
-def init(rng: np.random.Generator, tokens: TokenStream, model: LDAModel) -> CollapsedGibbsState:
-    """Assign every token a topic uniformly at random."""
+def init(rng: np.random.Generator, tokens: TokenStream, model: LDAModel, *, doc_counts: bool = True
+         ) -> CollapsedGibbsState:
+    """Assign every token a topic uniformly at random (``doc_counts`` as in :func:`state_from_assignments`)."""
     z = rng.integers(0, model.n_topics, size=tokens.words.shape[0], dtype=np.int32)
-    return state_from_assignments(tokens, model, z)
+    return state_from_assignments(tokens, model, z, doc_counts=doc_counts)
+
+
+def log_joint(state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel) -> float:
+    """log p(w, z) of the state, with or without its n_dk table (models.directed.lda.collapsed_log_joint)."""
+    return collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model, doc_ptr=tokens.doc_ptr, z=state.z)
 
 
 def conditional(state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel, i: int) -> np.ndarray:
@@ -79,16 +99,21 @@ def conditional(state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel
     d = int(np.searchsorted(tokens.doc_ptr, i, side="right") - 1)
     w = int(tokens.words[i])
     k_old = int(state.z[i])
-    n_dk = state.n_dk.copy()
+    if state.n_dk is None:  # the document's row only, as the sweep has it
+        n_dk = doc_topic_row(tokens.doc_ptr, state.z, d, model.n_topics)[None, :]
+        d_row = 0
+    else:
+        n_dk = state.n_dk.copy()
+        d_row = d
     n_wk = state.n_wk.copy()
     n_k = state.n_k.copy()
-    n_dk[d, k_old] -= 1
+    n_dk[d_row, k_old] -= 1
     n_wk[w, k_old] -= 1
     n_k[k_old] -= 1
     add_seed_counts(n_wk, n_k, model.seeds)
     p = np.empty(model.n_topics)
     lda_gibbs.collapsed_conditional(
-        p, d, w, n_dk, n_wk, n_k, model.alpha, model.beta, model.beta * model.n_words
+        p, d_row, w, n_dk, n_wk, n_k, model.alpha, model.beta, model.beta * model.n_words
     )
     return p / p.sum()
 
@@ -125,14 +150,16 @@ def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
     c, qcoef, qbuf = (np.empty(K) for _ in range(3))
     dtop = np.empty(K, dtype=np.int32)
     in_doc = np.zeros(K, dtype=np.uint8)
+    drow = np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr))  # the document's counts when the state has no n_dk
 
     def sweep(rng, state: CollapsedGibbsState, d_lo: int, d_hi: int) -> int:
         build_lists(state.n_wk, wptr, wtop, wlen)
         return lda_sparse.sparse_sweep(
             rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-            model.alpha, model.beta, d_lo, d_hi, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc,
+            model.alpha, model.beta, d_lo, d_hi, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow,
         )
 
+    sweep.doc_row = drow  # tests break the zero-on-exit contract through it (negative control)
     return sweep
 
 
@@ -204,6 +231,18 @@ SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_s
             "auto": auto_sweep}
 
 
+#: Concrete samplers whose serial sweep keeps no D x K n_dk (each document's row is rebuilt from z).
+DOC_COUNT_FREE = frozenset({"sparse"})
+
+
+def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream) -> bool:
+    """Whether the serial sweep of ``sampler`` ("auto" resolved by :func:`choose_sampler`) needs n_dk in the state."""
+    if sampler == "auto":
+        n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
+        sampler = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
+    return sampler not in DOC_COUNT_FREE
+
+
 def check_sampler(sampler) -> str:
     """``sampler`` if it names an entry of :data:`SAMPLERS`; else one error listing the choices."""
     if not isinstance(sampler, str) or sampler not in SAMPLERS:
@@ -259,8 +298,12 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
                         if sweep is not None else SAMPLERS[sampler](model, tokens))
 
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
+        if state.n_dk is None and (sweep is not None or needs_doc_counts(sampler, model, tokens)):
+            raise InvalidParameterError(
+                f"The collapsed Gibbs sampler {sampler!r} needs the state's n_dk table, but this state has none "
+                "(made with doc_counts=False); make it with init(..., doc_counts=True).")
         n_changed = sweeps.get(model, tokens)(rng, state, 0, tokens.doc_ptr.shape[0] - 1)
-        lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
+        lj = log_joint(state, tokens, model) if compute_log_joint else float("nan")
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 
     return kernel

@@ -112,6 +112,7 @@ class ADLDAShard:
         self.c, self.qcoef, self.qbuf = (np.empty(K) for _ in range(3))
         self.dtop = np.empty(K, dtype=np.int32)
         self.in_doc = np.zeros(K, dtype=np.uint8)
+        self.drow = np.zeros(K, dtype=self.n_dk.dtype)  # the sweep's document-row scratch (unused with n_dk)
         return self.own, self.own_k.copy()
 
 
@@ -156,7 +157,8 @@ def shard_sweep(state: ADLDAShard, merged, merged_k, seed: int, n_local: int, ke
         lda_sparse.build_word_lists(state.n_wk, state.wptr, state.wtop, state.wlen)
         n_changed += lda_sparse.sparse_sweep(rng, ts.doc_ptr, ts.words, state.z, state.n_dk, state.n_wk, state.n_k,
                                              alpha, beta, 0, ts.doc_ptr.shape[0] - 1, state.wptr, state.wtop,
-                                             state.wlen, state.c, state.qcoef, state.qbuf, state.dtop, state.in_doc)
+                                             state.wlen, state.c, state.qcoef, state.qbuf, state.dtop, state.in_doc,
+                                             state.drow)
     base -= state.n_wk
     base *= -1
     state.own = _sparse(base)

@@ -12,7 +12,8 @@ theta_dk = (mean n_dk + alpha_k) / (N_d + sum alpha). Documents are
 independent given phi, so blocks of documents run on separate threads, each
 with its own child Generator: the result depends on the seed and the number
 of threads only. Each draw costs O(log K + k_d): see
-:mod:`harmonium._kernels.lda_infer`.
+:mod:`harmonium._kernels.lda_infer`. No D x K count table is kept: each
+document's counts are rebuilt from z when a sweep reaches it.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def infer_fixed_topics(
     n_threads : int
         Document blocks sampled in parallel (1: the caller's ``rng`` is used directly).
     sweep : callable, optional
-        Replaces :func:`harmonium._kernels.lda_infer.fixed_topics_sweep_sparse`
-        (same signature); tests pass deliberately broken sweeps here.
+        A sweep with the signature of :func:`harmonium._kernels.lda_infer.fixed_topics_sweep_sparse`
+        (against a D x K count table), used instead of the default
+        :func:`~harmonium._kernels.lda_infer.fixed_topics_sweep_rows`, which rebuilds each document's
+        counts from z (same draws, no D x K table); tests pass deliberately broken sweeps here.
     """
-    sweep_fn = lda_infer.fixed_topics_sweep_sparse if sweep is None else sweep
     phi_wk = np.ascontiguousarray(phi_wk, dtype=np.float64)
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     n_docs = tokens.doc_ptr.shape[0] - 1
@@ -62,8 +64,9 @@ def infer_fixed_topics(
     a_cum = np.empty((rows.shape[0], K), dtype=np.float64)
     lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
     z = np.zeros(tokens.words.shape[0], dtype=np.int32)
-    n_dk = np.zeros((n_docs, K), dtype=np.int32)
+    # the sums of n_dk over the kept sweeps, then theta in place: the only D x K array (no count table)
     total = np.zeros((n_docs, K), dtype=np.float64)
+    n_dk = None if sweep is None else np.zeros((n_docs, K), dtype=np.int32)
     keep_from = n_iter // 2
     n_kept = n_iter - keep_from
 
@@ -71,15 +74,25 @@ def infer_fixed_topics(
         dtop = np.empty(K, dtype=np.int32)
         rbuf = np.empty(K, dtype=np.float64)
         in_doc = np.zeros(K, dtype=np.uint8)
+        if sweep is None:
+            drow = np.zeros(K, dtype=np.int32)
+            args = (tokens.doc_ptr, tokens.words, z, phi_wk, word_row, a_cum, lo, hi)
+            lda_infer.fixed_topics_sweep_rows(block_rng, *args, True, dtop, rbuf, in_doc, drow, total, False)
+            for it in range(n_iter):
+                lda_infer.fixed_topics_sweep_rows(block_rng, *args, False, dtop, rbuf, in_doc, drow, total,
+                                                  it >= keep_from)
+            return
         args = (tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, word_row, a_cum, lo, hi)
-        sweep_fn(block_rng, *args, True, dtop, rbuf, in_doc)
+        sweep(block_rng, *args, True, dtop, rbuf, in_doc)
         for it in range(n_iter):
-            sweep_fn(block_rng, *args, False, dtop, rbuf, in_doc)
+            sweep(block_rng, *args, False, dtop, rbuf, in_doc)
             if it >= keep_from:
                 lda_infer.accumulate_rows(total, n_dk, lo, hi)
 
     parts = partition_documents(tokens.doc_ptr, n_threads)
     rngs = [rng] if len(parts) == 1 else child_generators(rng, len(parts))
     run_blocks(work, [(rngs[p], lo, hi) for p, (lo, hi) in enumerate(parts)])
-    num = total / n_kept + alpha[None, :]
-    return num / num.sum(axis=1, keepdims=True)
+    total /= n_kept  # (mean n_dk + alpha) / its row sum, written over the sums: the same operations as
+    total += alpha[None, :]  # num = total / n_kept + alpha; num / num.sum(axis=1), without their temporaries
+    total /= total.sum(axis=1, keepdims=True)
+    return total

@@ -44,6 +44,7 @@ import numpy as np
 from harmonium._kernels import lda_sparse
 from harmonium._kernels.lda_gibbs import apply_moves
 from harmonium.corpus.corpus import TokenStream
+from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     SAMPLERS,
     CollapsedGibbsInfo,
@@ -54,7 +55,7 @@ from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     word_slots,
 )
 from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
-from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, seeded_counts
+from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, doc_count_dtype, seeded_counts
 from harmonium.parallel.threads import (
     cell_order,
     child_generators,
@@ -98,8 +99,10 @@ class PartitionedSparse:
         np.cumsum(np.minimum(word_slots(model, tokens), K), out=self.wptr[1:])
         self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int32)
         self.wlen = np.zeros(V, dtype=np.int32)
+        # the last scratch array (a document's counts) is unused with the shared n_dk, but must have its dtype
         self.scratch = [(np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32),
-                         np.zeros(K, dtype=np.uint8)) for _ in self.layout.doc_parts]
+                         np.zeros(K, dtype=np.uint8), np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
+                        for _ in self.layout.doc_parts]
 
     def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool) -> int:
         """Shard p's tokens of ``block`` against the shared n_dk, n_wk and the worker's own ``n_k``."""
@@ -182,6 +185,10 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
         return n_changed
 
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
+        if state.n_dk is None:
+            raise InvalidParameterError(
+                f"The {n_threads}-thread Gibbs sampler needs the state's n_dk table (its workers share it), but "
+                "this state has none; make it with collapsed_gibbs.init(..., doc_counts=True).")
         sweep = scheme(model, tokens)
         if sweep is None:
             n_changed = adlda(rng, state, tokens, model)
