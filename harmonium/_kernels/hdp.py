@@ -810,8 +810,8 @@ def _sm_block_log_weight(S, lo, hi, d, x, words, ndx, nwx, nx, alpha_rho, beta, 
 
     the document's rising factorial (alpha rho + n_dx)^(n) times the Dirichlet-multinomial predictive of the
     block's words taken one after the other, c_t(w) the block's tokens of word w before the t-th. The counts are
-    left as found. ``sequential`` False is the tests' broken twin: each token scored at the counts without the
-    block, a product of independent token terms.
+    left as found. ``sequential`` False: each token scored at the counts without the block, a product of
+    independent token terms (only for the tests' negative control of :func:`_sm_block_scan`).
     """
     total = 0.0
     for s in range(lo, hi):
@@ -843,13 +843,15 @@ def _sm_move_block(S, lo, hi, d, x, words, side, ndx, nwx, nx, sign):
 
 @njit(cache=True, nogil=True)
 def _sm_block_scan(rng, S, bptr, docs, n_blocks, b0, b1, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta,
-                   forced, sequential):
+                   forced, q_broken):
     """One restricted Gibbs scan over the blocks of :func:`split_merge_blocks` but b0 and b1 (fixed on sides 0
     and 1); returns its log probability.
 
     Block b (document ``docs[b]``, tokens ``S[bptr[b]:bptr[b + 1]]``) moves as one: side x with probability
     proportional to :func:`_sm_block_log_weight` (exp), the other blocks' counts as they stand. ``forced``: put
-    each block on ``target`` of its first token and score that instead of drawing.
+    each block on ``target`` of its first token and score that instead of drawing. ``q_broken`` (the tests'
+    negative control only): draw as above but score the draw as a product of independent token terms, so that
+    q is not the probability of the proposal made.
     """
     logq = 0.0
     for b in range(n_blocks):
@@ -859,14 +861,19 @@ def _sm_block_scan(rng, S, bptr, docs, n_blocks, b0, b1, words, side, target, nd
         hi = bptr[b + 1]
         d = docs[b]
         _sm_move_block(S, lo, hi, d, side[lo], words, side, ndx, nwx, nx, -1)
-        l0 = _sm_block_log_weight(S, lo, hi, d, 0, words, ndx, nwx, nx, alpha_rho, beta, v_beta, sequential)
-        l1 = _sm_block_log_weight(S, lo, hi, d, 1, words, ndx, nwx, nx, alpha_rho, beta, v_beta, sequential)
+        l0 = _sm_block_log_weight(S, lo, hi, d, 0, words, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+        l1 = _sm_block_log_weight(S, lo, hi, d, 1, words, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
         m = max(l0, l1)
         lse = m + math.log(math.exp(l0 - m) + math.exp(l1 - m))
         if forced:
             x = target[lo]
         else:
             x = 0 if rng.random() < math.exp(l0 - lse) else 1
+        if q_broken:
+            l0 = _sm_block_log_weight(S, lo, hi, d, 0, words, ndx, nwx, nx, alpha_rho, beta, v_beta, False)
+            l1 = _sm_block_log_weight(S, lo, hi, d, 1, words, ndx, nwx, nx, alpha_rho, beta, v_beta, False)
+            m = max(l0, l1)
+            lse = m + math.log(math.exp(l0 - m) + math.exp(l1 - m))
         logq += (l0 if x == 0 else l1) - lse
         _sm_move_block(S, lo, hi, d, x, words, side, ndx, nwx, nx, 1)
     return logq
@@ -894,9 +901,12 @@ def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, be
     that the final block scan from the launch reproduces the current split; u = tau_i / (tau_i + tau_j) and the
     ratio is that of :func:`split_merge` (:func:`_sm_finish`). The launch depends on S, i and j only.
 
-    ``broken`` is for the tests' negative controls only: 1 scores a block as a product of independent token
-    terms (the counts not updated within the block), 2 takes a merge's q from the token scan
-    (:func:`_sm_scan` forced over every token of S) and does not reject unaligned merges.
+    Any block conditional would give an exact move so long as q is the probability of the proposal made (Jain &
+    Neal 2004); the exact collapsed one makes the proposals likely to be accepted.
+
+    ``broken`` is for the tests' negative controls only: 1 draws the blocks by the exact ratio but scores q as a
+    product of independent token terms (q not the proposal's probability), 2 takes a merge's q from the token
+    scan (:func:`_sm_scan` forced over every token of S) and does not reject unaligned merges.
     """
     N = words.shape[0]
     V = n_wk.shape[0]
@@ -956,17 +966,17 @@ def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, be
     if split or aligned or broken == 2:
         tau_m = tau[ki] if split else tau[ki] + tau[kj]
         alpha_rho = 0.5 * alpha * tau_m
-        sequential = broken != 1
+        q_broken = broken == 1
         # launch: i's block on side 0, j's on side 1, the others at random, then the restricted scans
         for blk in range(n_blocks):
             x = 0 if blk == b_i else 1 if blk == b_j else (0 if rng.random() < 0.5 else 1)
             _sm_move_block(S, bptr[blk], bptr[blk + 1], docs[blk], x, words, side, ndx, nwx, nx, 1)
         for _ in range(n_launch):
             _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx, alpha_rho,
-                           beta, v_beta, False, sequential)
+                           beta, v_beta, False, q_broken)
         if split or broken != 2:
             logq = _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx,
-                                  alpha_rho, beta, v_beta, not split, sequential)
+                                  alpha_rho, beta, v_beta, not split, q_broken)
         else:
             logq = _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
         K, outcome = _sm_finish(rng, split, ki, kj, logq, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K,
