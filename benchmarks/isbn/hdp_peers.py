@@ -90,6 +90,7 @@ class Harmonium:
                                       sample_gamma=True, compute_log_joint=False,
                                       split_merge_proposals=v.get("split_merge", 0),
                                       split_merge_launch=v.get("split_merge_launch", 3),
+                                      split_merge_unit=v.get("split_merge_unit", "token"),
                                       sample_beta=v.get("sample_beta", False))
         # split_merge_until / _every: split-merge only in this first fraction of the run, every n-th iteration
         # (a fixed schedule, exact)

@@ -44,7 +44,8 @@ PROBLEMS = {
 
 # one factor at a time, from the baseline (the estimator before split-merge moves were added)
 BASELINE = dict(beta=0.01, alpha_prior=(1.0, 1.0), gamma_prior=(1.0, 1.0), sample=True, alpha=1.0, gamma=1.0,
-                init_k=10, n_iter=200, sm=0, launch=3, seq=False, sample_beta=False, sm_until=None, sm_every=1)
+                init_k=10, n_iter=200, sm=0, launch=3, seq=False, sample_beta=False, sm_until=None, sm_every=1,
+                unit="token")
 CONFIGS = {
     "baseline": {},
     "beta=0.1": dict(beta=0.1),
@@ -82,6 +83,12 @@ CONFIGS = {
     "sm 3x10 every 5th, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True, sm_every=5),
     "sm 3x10 every 10th, init 1, beta~": dict(sm=3, launch=10, init_k=1, sample_beta=True, sm_every=10),
     "sm 3x20 every 10th, init 1, beta~": dict(sm=3, launch=20, init_k=1, sample_beta=True, sm_every=10),
+    # proposals whose unit is a document's block of the two topics' tokens (split_merge_unit="document"), alone
+    # or in turn with the token proposals ("alternate"); issue 18 item 3, merges from above
+    "sm 3x20 doc, init 10": dict(sm=3, launch=20, unit="document"),
+    "sm 3x20 doc, init 1": dict(sm=3, launch=20, init_k=1, unit="document"),
+    "sm 3x20 alt, init 10": dict(sm=3, launch=20, unit="alternate"),
+    "sm 3x20 alt, init 1": dict(sm=3, launch=20, init_k=1, unit="alternate"),
 }
 
 
@@ -136,7 +143,8 @@ def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
         st = da.init(rng, tokens, model, n_topics=cfg["init_k"], alpha=cfg["alpha"], gamma=cfg["gamma"])
     kernel = da.build_kernel(sample_alpha=cfg["sample"], sample_gamma=cfg["sample"], compute_log_joint=False,
                              split_merge_proposals=cfg["sm"], split_merge_launch=cfg["launch"],
-                             split_merge_sequential=cfg["seq"], sample_beta=cfg["sample_beta"])
+                             split_merge_sequential=cfg["seq"], split_merge_unit=cfg.get("unit", "token"),
+                             sample_beta=cfg["sample_beta"])
     # sm_until: split-merge only in this first fraction of the iterations, and only every sm_every-th one
     # (a fixed schedule: each kernel is exact)
     plain = da.build_kernel(sample_alpha=cfg["sample"], sample_gamma=cfg["sample"], compute_log_joint=False,
@@ -163,8 +171,15 @@ def run_harmonium(corpus, phi, theta, cfg: dict, seed: int) -> dict:
     K = st.n_topics
     lj = float(khdp.word_log_likelihood(st.n_wk, st.n_k, K, betas[-1])
                + khdp.assignment_log_prior(tokens.doc_ptr, st.n_dk, K, st.alpha, st.tau))
+    # pairs of topics (of > 1% of the tokens) that no document holds both of: the only pairs a block merge
+    # (split_merge_unit="document") can merge
+    big = np.flatnonzero(st.n_k[:K] > 0.01 * N)
+    held = (st.n_dk[:, big] > 0).astype(np.int64)
+    shared = held.T @ held
+    n_pairs = big.shape[0] * (big.shape[0] - 1) // 2
+    aligned = int(np.count_nonzero(np.triu(shared == 0, 1)))
     return dict(K=Ks, E=Es, alpha=float(np.mean(alphas)), gamma=float(np.mean(gammas)), beta=float(np.mean(betas)),
-                log_joint_last=lj,
+                log_joint_last=lj, effective_pairs_last=n_pairs, aligned_pairs_last=aligned,
                 n_split=n_split, n_merge=n_merge, seconds=seconds,
                 sizes_last=sorted(st.n_k[:K].tolist(), reverse=True))
 
@@ -269,7 +284,8 @@ def main(argv=None) -> None:
                      settings={k: v for k, v in cfg.items()}, optim_interval=args.optim_interval)
             rows.append(r)
             print(f"{system:9s} {name:26s} seed {seed}: K {np.mean(r['K']):.2f} effective {np.mean(r['E']):.2f} "
-                  f"({r['seconds']:.1f} s)", flush=True)
+                  f"splits {r.get('n_split')} merges {r.get('n_merge')} aligned pairs {r.get('aligned_pairs_last')}"
+                  f"/{r.get('effective_pairs_last')} ({r['seconds']:.1f} s)", flush=True)
             if args.out:
                 with open(args.out, "a") as f:
                     f.write(json.dumps(r) + "\n")

@@ -679,6 +679,29 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     # final scan: a split drawn, or the current split scored; the counts then hold the split
     logq = _sm_scan(rng, rest, n_s - 2, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho, beta,
                     v_beta, not split)
+    K, outcome = _sm_finish(rng, split, ki, kj, logq, broken != 1, broken != 2, doc_of, words, z, n_dk, n_wk, n_k,
+                            tau, K, alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist,
+                            n_words_touched)
+    if outcome != 0 and broken != 4:
+        build_topic_index(z, K, order, kstart)
+    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
+    return K, outcome
+
+
+@njit(cache=True, nogil=True)
+def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
+               gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist, n_words_touched):
+    """The Metropolis-Hastings step shared by :func:`split_merge` and :func:`split_merge_blocks`; returns (K, outcome).
+
+    On entry ``side[:n_s]`` and the two-column counts ``ndx``, ``nwx``, ``nx`` hold the split (drawn for a split,
+    the current one for a merge) and ``logq`` the log probability that the final scan gives it. Draws u, scores
+    the ratio (``use_q``, ``use_jacobian`` False only for the tests' broken twins) and, if accepted, writes the
+    move into z, the counts and tau.
+    """
+    N = words.shape[0]
+    V = n_wk.shape[0]
+    v_beta = V * beta
+    tau_m = tau[ki] if split else tau[ki] + tau[kj]
     D0 = 0
     D1 = 0
     for jd in range(n_docs_touched):
@@ -706,9 +729,9 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
                       - _topic_log_terms(docs, n_docs_touched, wlist, n_words_touched, ndx, nwx, nx, 2,
                                          alpha * tau_m, beta, v_beta))
         log_proposal = _log_beta_pdf(u, a1, a2)
-        if broken != 1:
+        if use_q:
             log_proposal += logq
-        if broken != 2:
+        if use_jacobian:
             log_proposal -= math.log(tau_m)
         log_ratio = log_target - log_proposal if split else log_proposal - log_target
         if math.log(rng.random()) < log_ratio:
@@ -760,8 +783,12 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
                 tau[last] = tau[K]
                 tau[K] = 0.0
                 K -= 1
-    if outcome != 0 and broken != 4:
-        build_topic_index(z, K, order, kstart)
+    return K, outcome
+
+
+@njit(cache=True, nogil=True)
+def _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark):
+    """Zero the scratch that a split-merge proposal touched."""
     for s in range(n_s):
         t = S[s]
         ndx[doc_of[t], 0] = 0
@@ -772,4 +799,190 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
         dmark[docs[jd]] = 0
     for jw in range(n_words_touched):
         wmark[wlist[jw]] = 0
+
+
+# -- split-merge by document blocks ----------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _sm_block_log_weight(S, lo, hi, d, x, words, ndx, nwx, nx, alpha_rho, beta, v_beta, sequential):
+    """log of the collapsed weight of putting the block ``S[lo:hi]`` (document d, out of the counts) on side x:
+
+        prod_{t < n} (n_dx + alpha rho + t) * prod_{t < n} (n_{w_t x} + c_t(w_t) + beta) / (n_x + t + V beta),
+
+    the document's rising factorial (alpha rho + n_dx)^(n) times the Dirichlet-multinomial predictive of the
+    block's words taken one after the other, c_t(w) the block's tokens of word w before the t-th. The counts are
+    left as found. ``sequential`` False: each token scored at the counts without the block, a product of
+    independent token terms (only for the tests' negative control of :func:`_sm_block_scan`).
+    """
+    total = 0.0
+    for s in range(lo, hi):
+        w = words[S[s]]
+        total += math.log((ndx[d, x] + alpha_rho) * (nwx[w, x] + beta) / (nx[x] + v_beta))
+        if sequential:
+            ndx[d, x] += 1
+            nwx[w, x] += 1
+            nx[x] += 1
+    if sequential:
+        for s in range(lo, hi):
+            ndx[d, x] -= 1
+            nwx[words[S[s]], x] -= 1
+            nx[x] -= 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _sm_move_block(S, lo, hi, d, x, words, side, ndx, nwx, nx, sign):
+    """Add (sign 1) or remove (sign -1) the block ``S[lo:hi]`` of document d on side x; adding sets its sides."""
+    for s in range(lo, hi):
+        w = words[S[s]]
+        ndx[d, x] += sign
+        nwx[w, x] += sign
+        nx[x] += sign
+        if sign > 0:
+            side[s] = x
+
+
+@njit(cache=True, nogil=True)
+def _sm_block_scan(rng, S, bptr, docs, n_blocks, b0, b1, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta,
+                   forced, q_broken):
+    """One restricted Gibbs scan over the blocks of :func:`split_merge_blocks` but b0 and b1 (fixed on sides 0
+    and 1); returns its log probability.
+
+    Block b (document ``docs[b]``, tokens ``S[bptr[b]:bptr[b + 1]]``) moves as one: side x with probability
+    proportional to :func:`_sm_block_log_weight` (exp), the other blocks' counts as they stand. ``forced``: put
+    each block on ``target`` of its first token and score that instead of drawing. ``q_broken`` (the tests'
+    negative control only): draw as above but score the draw as a product of independent token terms, so that
+    q is not the probability of the proposal made.
+    """
+    logq = 0.0
+    for b in range(n_blocks):
+        if b == b0 or b == b1:
+            continue
+        lo = bptr[b]
+        hi = bptr[b + 1]
+        d = docs[b]
+        _sm_move_block(S, lo, hi, d, side[lo], words, side, ndx, nwx, nx, -1)
+        l0 = _sm_block_log_weight(S, lo, hi, d, 0, words, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+        l1 = _sm_block_log_weight(S, lo, hi, d, 1, words, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+        m = max(l0, l1)
+        lse = m + math.log(math.exp(l0 - m) + math.exp(l1 - m))
+        if forced:
+            x = target[lo]
+        else:
+            x = 0 if rng.random() < math.exp(l0 - lse) else 1
+        if q_broken:
+            l0 = _sm_block_log_weight(S, lo, hi, d, 0, words, ndx, nwx, nx, alpha_rho, beta, v_beta, False)
+            l1 = _sm_block_log_weight(S, lo, hi, d, 1, words, ndx, nwx, nx, alpha_rho, beta, v_beta, False)
+            m = max(l0, l1)
+            lse = m + math.log(math.exp(l0 - m) + math.exp(l1 - m))
+        logq += (l0 if x == 0 else l1) - lse
+        _sm_move_block(S, lo, hi, d, x, words, side, ndx, nwx, nx, 1)
+    return logq
+
+
+@njit(cache=True, nogil=True)
+def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
+                       S, side, target, ndx, nwx, docs, wlist, dmark, wmark, order, kstart, bptr, broken):
+    """One Metropolis-Hastings split-merge proposal on (z, tau) whose unit is a document's block; returns
+    (K, outcome) as :func:`split_merge`, with the same target, the same tau handling and the same arguments
+    (plus ``bptr``, int scratch of length >= D + 1).
+
+    Jain & Neal's (2004) restricted Gibbs split-merge with a coarser unit: S is every token of the topic(s) of
+    two random distinct tokens i and j, and its *blocks* are the documents' shares of S (all of document d's
+    tokens in topics {k_i, k_j}), which always move together. i's block is fixed on side 0 and j's on side 1
+    (if i and j share a document, the proposal is rejected: one block cannot be on both sides); every other
+    block starts on a random side, then ``n_launch`` restricted scans (:func:`_sm_block_scan`) and a final scan
+    give the split and its probability q, one factor per block. The block's conditional is the exact collapsed
+    ratio for moving all its tokens together (:func:`_sm_block_log_weight`), with the document term weighted by
+    alpha tau / 2 for both sides as in :func:`split_merge` (the block holds all of d's tokens in the pair, so
+    that term is the same on both sides).
+
+    A split proposes only block-aligned splits, so a merge of k_i and k_j is reversible only when every
+    document holds tokens of at most one of them: otherwise it is rejected. When it is, q is the probability
+    that the final block scan from the launch reproduces the current split; u = tau_i / (tau_i + tau_j) and the
+    ratio is that of :func:`split_merge` (:func:`_sm_finish`). The launch depends on S, i and j only.
+
+    Any block conditional would give an exact move so long as q is the probability of the proposal made (Jain &
+    Neal 2004); the exact collapsed one makes the proposals likely to be accepted.
+
+    ``broken`` is for the tests' negative controls only: 1 draws the blocks by the exact ratio but scores q as a
+    product of independent token terms (q not the proposal's probability), 2 takes a merge's q from the token
+    scan (:func:`_sm_scan` forced over every token of S) and does not reject unaligned merges.
+    """
+    N = words.shape[0]
+    V = n_wk.shape[0]
+    v_beta = V * beta
+    i = int(rng.random() * N)
+    j = int(rng.random() * (N - 1))
+    if j >= i:
+        j += 1
+    if doc_of[i] == doc_of[j]:
+        return K, 0
+    ki = z[i]
+    kj = z[j]
+    split = ki == kj
+    # every token of topics ki and kj in increasing order (so by document): one segment, or two merged
+    n_s = 0
+    a = kstart[ki]
+    a_end = kstart[ki + 1]
+    b = kstart[kj] if not split else 0
+    b_end = kstart[kj + 1] if not split else 0
+    while a < a_end or b < b_end:
+        if b >= b_end or (a < a_end and order[a] < order[b]):
+            t = order[a]
+            a += 1
+        else:
+            t = order[b]
+            b += 1
+        S[n_s] = t
+        n_s += 1
+    # blocks: the runs of one document in S; docs[blk] is block blk's document
+    n_blocks = 0
+    n_words_touched = 0
+    b_i = -1
+    b_j = -1
+    aligned = True
+    for s in range(n_s):
+        t = S[s]
+        d = doc_of[t]
+        target[s] = 0 if z[t] == ki else 1
+        if s == 0 or d != doc_of[S[s - 1]]:
+            bptr[n_blocks] = s
+            docs[n_blocks] = d
+            n_blocks += 1
+        elif target[s] != target[s - 1]:
+            aligned = False
+        if t == i:
+            b_i = n_blocks - 1
+        if t == j:
+            b_j = n_blocks - 1
+        w = words[t]
+        if wmark[w] == 0:
+            wmark[w] = 1
+            wlist[n_words_touched] = w
+            n_words_touched += 1
+    bptr[n_blocks] = n_s
+    nx = np.zeros(2, dtype=np.int64)
+    outcome = 0
+    if split or aligned or broken == 2:
+        tau_m = tau[ki] if split else tau[ki] + tau[kj]
+        alpha_rho = 0.5 * alpha * tau_m
+        q_broken = broken == 1
+        # launch: i's block on side 0, j's on side 1, the others at random, then the restricted scans
+        for blk in range(n_blocks):
+            x = 0 if blk == b_i else 1 if blk == b_j else (0 if rng.random() < 0.5 else 1)
+            _sm_move_block(S, bptr[blk], bptr[blk + 1], docs[blk], x, words, side, ndx, nwx, nx, 1)
+        for _ in range(n_launch):
+            _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx, alpha_rho,
+                           beta, v_beta, False, q_broken)
+        if split or broken != 2:
+            logq = _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx,
+                                  alpha_rho, beta, v_beta, not split, q_broken)
+        else:
+            logq = _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+        K, outcome = _sm_finish(rng, split, ki, kj, logq, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K,
+                                alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_blocks, wlist,
+                                n_words_touched)
+        if outcome != 0:
+            build_topic_index(z, K, order, kstart)
+    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_blocks, dmark, wlist, n_words_touched, wmark)
     return K, outcome

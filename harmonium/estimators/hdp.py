@@ -32,7 +32,8 @@ from harmonium.inference.mcmc.lda.infer import infer_fixed_topics
 from harmonium.models.directed import isbn_examples
 
 _BEFORE_SPLIT_MERGE = {"split_merge": 0, "split_merge_launch": 2, "sample_topic_word_prior": False,
-                       "topic_word_hyperprior": [1.0, 1.0], "split_merge_iterations": None}
+                       "topic_word_hyperprior": [1.0, 1.0], "split_merge_iterations": None,
+                       "split_merge_unit": "token"}
 _PAIR = InstanceOf((tuple, list), "a (shape, rate) pair of positive floats")
 
 
@@ -100,6 +101,12 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         short; the one-token Gibbs moves alone keep the initial topics for thousands of
         iterations (benchmarks/isbn/README.md, "HDP on planted topics").
     split_merge_launch : int, default 2
+    split_merge_unit : {"token", "document", "alternate"}, default "token"
+        What the restricted scans of a proposal move: single tokens, each document's share of the two
+        topics as one block (``harmonium._kernels.hdp.split_merge_blocks``), or the one then the other in
+        turn. Block proposals can merge two topics that split the documents between them: the reverse
+        split then has one factor per document instead of one per token (benchmarks/isbn/README.md,
+        "Merges from above").
     split_merge_iterations : int or None, default None
         Make the split-merge proposals only in iterations 1 .. ``split_merge_iterations`` and plain
         Gibbs iterations after them (None: in every iteration). A fixed schedule, so the chain stays
@@ -180,6 +187,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         "split_merge": [Interval("int", 0, None)],
         "split_merge_launch": [Interval("int", 0, None)],
         "split_merge_iterations": [Interval("int", 0, None), NONE],
+        "split_merge_unit": [Options(da.SPLIT_MERGE_UNITS)],
         "doc_concentration_prior": [_PAIR],
         "corpus_concentration_prior": [_PAIR],
         "sample_topic_word_prior": [InstanceOf(bool, "a bool")],
@@ -199,6 +207,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         split_merge: int = 0,
         split_merge_launch: int = 2,
         split_merge_iterations: int | None = None,
+        split_merge_unit: str = "token",
         doc_concentration_prior=(1.0, 1.0),
         corpus_concentration_prior=(1.0, 1.0),
         sample_topic_word_prior: bool = False,
@@ -285,6 +294,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
                                           sample_gamma=self.sample_concentrations, compute_log_joint=False,
                                           split_merge_proposals=proposals,
                                           split_merge_launch=self.split_merge_launch,
+                                          split_merge_unit=self.split_merge_unit,
                                           sample_beta=self.sample_topic_word_prior,
                                           beta_prior=tuple(float(x) for x in self.topic_word_hyperprior))
 
@@ -318,7 +328,8 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
     def _resume_params(self, ckpt) -> tuple:
         return ("initial_topics", "doc_concentration", "corpus_concentration", "topic_word_prior", "sampler",
                 "sample_concentrations", "doc_concentration_prior", "corpus_concentration_prior", "split_merge",
-                "split_merge_launch", "sample_topic_word_prior", "topic_word_hyperprior", "split_merge_iterations")
+                "split_merge_launch", "sample_topic_word_prior", "topic_word_hyperprior", "split_merge_iterations",
+                "split_merge_unit")
 
     def fit_transform(self, X, y=None, **fit_kwargs) -> np.ndarray:
         """Fit, then return ``doc_topic_``."""

@@ -76,11 +76,13 @@ def test_capacity_growth_does_not_change_the_chain(synthetic, sampler):
     np.testing.assert_array_equal(runs[0].tau[: K + 1], runs[1].tau[: K + 1])
 
 
-def test_split_merge_moves_keep_the_counts_and_ignore_the_capacity(synthetic):
+@pytest.mark.parametrize("unit", ["token", "document", "alternate"])
+def test_split_merge_moves_keep_the_counts_and_ignore_the_capacity(synthetic, unit):
     corpus, _, _ = synthetic
     tokens = corpus.tokens()
     model = HDPModel(0.05, corpus.n_words)
-    kernel = da.build_kernel(sample_alpha=True, sample_gamma=True, split_merge_proposals=20, split_merge_launch=2)
+    kernel = da.build_kernel(sample_alpha=True, sample_gamma=True, split_merge_proposals=20, split_merge_launch=2,
+                             split_merge_unit=unit)
     runs, moves = [], 0
     for capacity in (2, 200):
         rng = np.random.default_rng(8)
@@ -99,8 +101,33 @@ def test_split_merge_moves_keep_the_counts_and_ignore_the_capacity(synthetic):
         runs.append(st)
     assert moves > 0
     np.testing.assert_array_equal(runs[0].z, runs[1].z)
-    m = HDP(1, split_merge=10, n_iter=4, evaluate_every=1, random_state=0).fit(corpus)  # the estimator's path
+    m = HDP(1, split_merge=10, n_iter=4, evaluate_every=1, split_merge_unit=unit,
+            random_state=0).fit(corpus)  # the estimator's path
     assert sum(m.trace_["n_split"]) > 0 and len(m.trace_["n_merge"]) == 4
+
+
+def test_document_block_merges_join_the_halves_of_a_topic_that_token_merges_cannot():
+    """A planted topic split in two by documents (even / odd), as the extra topics of a chain started with too
+    many are (benchmarks/isbn/README.md, "Merges from above"): block proposals merge the halves back, token
+    proposals (the control) cannot, because their reverse split must regenerate the halves token by token."""
+    corpus, phi, theta = lda_corpus(seed=0, n_topics=4)
+    tokens = corpus.tokens()
+    doc = np.repeat(np.arange(corpus.n_docs), np.diff(tokens.doc_ptr))
+    planted = np.argmax(theta[doc] * phi[:, tokens.words].T, axis=1).astype(np.int32)
+    z = planted.copy()
+    z[(z == 0) & (doc % 2 == 0)] = 4
+    model = HDPModel(0.05, corpus.n_words)
+    tau = np.append(np.bincount(z) / z.shape[0] * 0.95, 0.05)
+    merges = {}
+    for unit in ("token", "document"):
+        st = da.state_from_assignments(tokens, model, z, tau, 1.0, 1.0)
+        st, _, merges[unit] = da.split_merge(np.random.default_rng(0), st, tokens, model, 300, 5, unit=unit)
+        if unit == "document":
+            assert st.n_topics == 4
+            # the same clustering as the planted one: the halves joined, nothing else moved
+            pairs = np.unique(np.stack([planted, st.z]), axis=1)
+            assert pairs.shape[1] == 4
+    assert merges == {"token": 0, "document": 1}
 
 
 def test_split_merge_from_one_topic_finds_the_planted_topics():
@@ -267,6 +294,10 @@ def test_bad_input_gets_one_clear_error(synthetic):
         HDP(sample_topic_word_prior="yes").fit(corpus)
     with pytest.raises(InvalidParameterError, match="'split_merge_launch' parameter of HDP must be an int >= 0"):
         HDP(split_merge_launch=1.5).fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'split_merge_unit' parameter of HDP must be one of 'token'"):
+        HDP(split_merge_unit="documents").fit(corpus)
+    with pytest.raises(InvalidParameterError, match="'split_merge_unit' argument of build_kernel"):
+        da.build_kernel(split_merge_unit="block")
     empty = Corpus(sp.csr_matrix(np.array([[1, 2], [0, 0]])), ["a", "b"])
     with pytest.raises(CorpusError, match="document 1 is empty"):
         HDP().fit(empty)

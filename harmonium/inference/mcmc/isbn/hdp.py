@@ -38,6 +38,7 @@ import numpy as np
 
 from harmonium._kernels import hdp as khdp
 from harmonium.corpus.corpus import TokenStream
+from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc.isbn import hyper
 from harmonium.models.directed.hdp import HDPModel
 from harmonium.models.directed.lda import doc_count_dtype
@@ -177,6 +178,7 @@ class SplitMergeScratch(NamedTuple):
     dmark: np.ndarray
     wmark: np.ndarray
     order: np.ndarray
+    bptr: np.ndarray
 
     @classmethod
     def for_tokens(cls, tokens: TokenStream, n_words: int) -> SplitMergeScratch:
@@ -186,7 +188,7 @@ class SplitMergeScratch(NamedTuple):
         return cls(doc_of, np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
                    np.zeros((D, 2), np.int64), np.zeros((n_words, 2), np.int64), np.empty(D, np.int64),
                    np.empty(n_words, np.int64), np.zeros(D, np.uint8), np.zeros(n_words, np.uint8),
-                   np.empty(N, np.int64))
+                   np.empty(N, np.int64), np.empty(D + 1, np.int64))
 
 
 def current_beta(state: DirectAssignmentState, model: HDPModel) -> float:
@@ -194,12 +196,22 @@ def current_beta(state: DirectAssignmentState, model: HDPModel) -> float:
     return model.beta if state.beta is None else float(state.beta)
 
 
+#: The units a split-merge proposal moves: one token, one document's block of the two topics' tokens, or the one
+#: then the other in turn (proposal 0 by token, 1 by document, ...).
+SPLIT_MERGE_UNITS = ("token", "document", "alternate")
+
+
 def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel,
-                n_proposals: int, n_launch: int = 3, *, sequential: bool = False,
+                n_proposals: int, n_launch: int = 3, *, sequential: bool = False, unit: str = "token",
                 scratch: SplitMergeScratch | None = None, growth: float = 1.5,
                 broken: int = 0) -> tuple[DirectAssignmentState, int, int]:
     """``n_proposals`` Metropolis-Hastings split-merge moves on (z, tau) (Jain & Neal 2004); see
     :func:`harmonium._kernels.hdp.split_merge` for the target, the proposal and the acceptance ratio.
+
+    ``unit``: "token" (:func:`~harmonium._kernels.hdp.split_merge`), "document" (each document's share of the
+    two topics moves as one block, :func:`~harmonium._kernels.hdp.split_merge_blocks`; its merges need no
+    token-by-token reverse split), or "alternate" (token, document, token, ... within the call). ``sequential``
+    applies to the token proposals only.
 
     ``sequential``: draw the launch state by sequential allocation (Dahl 2003, 2005) before the
     ``n_launch`` restricted scans, rather than at random. Each move leaves p(z, tau | w, alpha, gamma)
@@ -208,6 +220,9 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
     free, which does not change the chain. Returns (state, splits accepted, merges accepted). Corpora of
     fewer than 2 tokens are left unchanged.
     """
+    if unit not in SPLIT_MERGE_UNITS:
+        raise InvalidParameterError(f"The 'unit' argument of split_merge must be one of {SPLIT_MERGE_UNITS}. "
+                                    f"Got {unit!r}.")
     if tokens.words.shape[0] < 2 or n_proposals <= 0:
         return state, 0, 0
     sc = SplitMergeScratch.for_tokens(tokens, model.n_words) if scratch is None else scratch
@@ -215,15 +230,18 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
     n_split = n_merge = 0
     kstart = np.empty(state.capacity + 2, np.int64)
     khdp.build_topic_index(state.z, K, sc.order, kstart)
-    for _ in range(n_proposals):
+    for p in range(n_proposals):
         if K + 1 > state.capacity:
             state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
             kstart = np.concatenate([kstart[:K + 1], np.zeros(state.capacity + 1 - K, np.int64)])
         beta = current_beta(state, model)
-        K, outcome = khdp.split_merge(rng, sc.doc_of, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
-                                      state.tau, K, state.alpha, beta, state.gamma, int(n_launch), sc.S,
-                                      sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist, sc.dmark, sc.wmark,
-                                      sc.order, kstart, bool(sequential), int(broken))
+        args = (rng, sc.doc_of, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k, state.tau, K, state.alpha,
+                beta, state.gamma, int(n_launch), sc.S, sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist,
+                sc.dmark, sc.wmark, sc.order, kstart)
+        if unit == "document" or (unit == "alternate" and p % 2 == 1):
+            K, outcome = khdp.split_merge_blocks(*args, sc.bptr, int(broken))
+        else:
+            K, outcome = khdp.split_merge(*args, bool(sequential), int(broken))
         n_split += outcome == 1
         n_merge += outcome == 2
     return state._replace(n_topics=int(K)), n_split, n_merge
@@ -232,7 +250,7 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
 def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_gamma: bool = False,
                  concentration_iter: int = 1, compute_log_joint: bool = True, growth: float = 1.5,
                  split_merge_proposals: int = 0, split_merge_launch: int = 3,
-                 split_merge_sequential: bool = False, sample_beta: bool = False,
+                 split_merge_sequential: bool = False, split_merge_unit: str = "token", sample_beta: bool = False,
                  beta_prior: tuple[float, float] = (1.0, 1.0), sweep=None, tables=None):
     """A kernel doing one iteration (module docstring); ``kernel(rng, state, tokens, model) -> (state, info)``.
 
@@ -258,6 +276,9 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
         ``split_merge_launch`` restricted Gibbs scans. 0 proposals: the plain Gibbs sampler.
     split_merge_sequential : bool
         Draw each launch state by sequential allocation (Dahl 2003, 2005) rather than at random.
+    split_merge_unit : {"token", "document", "alternate"}
+        What a proposal's restricted scans move (:func:`split_merge`): single tokens, each document's block of
+        the two topics' tokens, or the one then the other in turn.
     sample_beta, beta_prior : bool, (shape, rate)
         Resample the topic-word prior beta | z, w (:func:`~harmonium.inference.mcmc.isbn.hyper.resample_beta`) each
         iteration, under a Gamma(shape, rate) prior, starting from ``model.beta``; the value is kept in ``state.beta``.
@@ -265,6 +286,9 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
         Replace :func:`harmonium._kernels.hdp.da_sweep` / ``sample_tables``
         (same signatures); tests pass deliberately broken kernels here.
     """
+    if split_merge_unit not in SPLIT_MERGE_UNITS:
+        raise InvalidParameterError(f"The 'split_merge_unit' argument of build_kernel must be one of "
+                                    f"{SPLIT_MERGE_UNITS}. Got {split_merge_unit!r}.")
     sweep_fn = SAMPLERS[sampler] if sweep is None else sweep
     sparse = sweep is None and sampler == "sparse"
     tables_fn = hyper.dense_tables if tables is None else tables
@@ -324,7 +348,8 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
                 cache.update(sm_key=key, sm=SplitMergeScratch.for_tokens(tokens, model.n_words))
             state, n_split, n_merge = split_merge(rng, state._replace(n_topics=K), tokens, model,
                                                   split_merge_proposals, split_merge_launch,
-                                                  sequential=split_merge_sequential, scratch=cache["sm"],
+                                                  sequential=split_merge_sequential, unit=split_merge_unit,
+                                                  scratch=cache["sm"],
                                                   growth=growth)
             K = state.n_topics
         return SweepOutcome(state._replace(n_topics=K), int(n_changed), int(n_new), int(n_split), int(n_merge),
