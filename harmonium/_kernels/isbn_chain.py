@@ -319,7 +319,7 @@ def add_all(sign, nA, Cs, Ts, rowidx, z, used, upd, obs, obs_tot, obs_inv, xv, o
         _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum, True)
 
 
-BLOCK_SHIFT = 3  # the one-node sweep sums the prior x F mass over blocks of 8 positions (measured best of 8/16/32)
+BLOCK_SHIFT = 3  # the sparse sweeps sum the smooth mass over blocks of 8 positions (4, 8, 16, 32 measured alike)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -377,6 +377,7 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
                     m += 1
             wlen[c] = m
     cur = -1
+    atot = 0.0
     for i in range(start, N):
         if inf[0] and K[0] >= cap:
             return i
@@ -397,25 +398,28 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
                     rec_tau_u)
         Kn = K[0]
         nblk = (Kn + bs - 1) >> BLOCK_SHIFT
-        if r != cur or rec_pos[0] >= 0:  # from scratch at every new row (no drift) and after a retirement
-            cur = r
+        if r != cur or rec_pos[0] >= 0 or (i & 1023) == 0:  # from scratch at every new row, after a retirement
+            cur = r                                            # and every 1024 items: no drift
+            atot = 0.0
             for blk in range(nblk):
                 _block_mass(blk, Kn, r, act, extra, Cb, obs_inv, aval, blocks)
+                atot += blocks[blk]
         else:
             v = (extra[0, old] + Cb[r, 0, old]) * obs_inv[old, 0]
             blocks[posof[0, old] >> BLOCK_SHIFT] += v - aval[old]
+            atot += v - aval[old]
             aval[old] = v
-        # the draw
+        # the draw (bx is all zero between items)
         ax = pa[x]
-        for blk in range(nblk):
-            bx[blk] = 0.0
         base = wptr[x]
-        for j in range(wlen[x]):
-            s = wtop[base + j]
-            bx[posof[0, s] >> BLOCK_SHIFT] += aval[s] * obs[x, s, 0]
+        nw = wlen[x]
         tot = 0.0
-        for blk in range(nblk):
-            tot += ax * blocks[blk] + bx[blk]
+        for j in range(nw):
+            s = wtop[base + j]
+            v = aval[s] * obs[x, s, 0]
+            bx[posof[0, s] >> BLOCK_SHIFT] += v
+            tot += v
+        tot += ax * atot
         newm = newmass[0] * ax / pa_sum if inf[0] else 0.0
         u = rng.random() * (tot + newm)
         pos = -1
@@ -448,6 +452,8 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
                         break
                 if pos < 0:
                     pos = Kn - 1
+        for j in range(nw):
+            bx[posof[0, wtop[base + j]] >> BLOCK_SHIFT] = 0.0
         created = pos >= Kn
         if not created:
             new = act[0, pos]
@@ -472,11 +478,15 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
         obs[x, new, 0] += 1
         obs_tot[new, 0] += 1
         obs_inv[new, 0] = 1.0 / (pa_sum + obs_tot[new, 0])
+        blk = posof[0, new] >> BLOCK_SHIFT
         if created:
-            _block_mass(posof[0, new] >> BLOCK_SHIFT, K[0], r, act, extra, Cb, obs_inv, aval, blocks)
+            atot -= blocks[blk] if blk < nblk else 0.0
+            _block_mass(blk, K[0], r, act, extra, Cb, obs_inv, aval, blocks)
+            atot += blocks[blk]
         else:
             v = (extra[0, new] + Cb[r, 0, new]) * obs_inv[new, 0]
-            blocks[posof[0, new] >> BLOCK_SHIFT] += v - aval[new]
+            blocks[blk] += v - aval[new]
+            atot += v - aval[new]
             aval[new] = v
     return N
 
@@ -582,8 +592,8 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
                     rec_tau_u)
         K0 = K[0]
         K1 = K[1]
-        if r0 != cur0 or rec_pos[1] >= 0:  # from scratch at every new row (no drift) and after a retirement
-            cur0 = r0
+        if r0 != cur0 or rec_pos[1] >= 0 or (i & 1023) == 0:  # from scratch at every new row, after a
+            cur0 = r0                                              # retirement and every 1024 items: no drift
             E = _g_blocks(K1, act, extra, obs_inv, g, gblk)
         else:
             v = extra[1, k_old] * obs_inv[k_old, 0]
@@ -633,19 +643,19 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
         # the draw of node 1 given the state of node 0
         ps = act[0, p0] if p0 < K0 else -1
         nblk = (K1 + bs - 1) >> BLOCK_SHIFT
-        for blk in range(nblk):
-            bx[blk] = 0.0
-        if ps >= 0:
-            for j in range(rlen[ps]):
-                s = rl[ps, j]
-                bx[posof[1, s] >> BLOCK_SHIFT] += ax * C1[r1, ps, s] * obs_inv[s, 0]
+        tot = ax * E  # bx is all zero between items
+        nr = rlen[ps] if ps >= 0 else 0
+        for j in range(nr):
+            s = rl[ps, j]
+            v = ax * C1[r1, ps, s] * obs_inv[s, 0]
+            bx[posof[1, s] >> BLOCK_SHIFT] += v
+            tot += v
         for j in range(nw):
             s = wtop[base + j]
             c = C1[r1, ps, s] if ps >= 0 else 0
-            bx[posof[1, s] >> BLOCK_SHIFT] += (extra[1, s] + c) * obs[x, s, 0] * obs_inv[s, 0]
-        tot = 0.0
-        for blk in range(nblk):
-            tot += ax * gblk[blk] + bx[blk]
+            v = (extra[1, s] + c) * obs[x, s, 0] * obs_inv[s, 0]
+            bx[posof[1, s] >> BLOCK_SHIFT] += v
+            tot += v
         newm = newmass[1] * fnew if inf[1] else 0.0
         u = rng.random() * (tot + newm)
         p1 = -1
@@ -681,6 +691,10 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
                         break
                 if p1 < 0:
                     p1 = K1 - 1
+        for j in range(nr):
+            bx[posof[1, rl[ps, j]] >> BLOCK_SHIFT] = 0.0
+        for j in range(nw):
+            bx[posof[1, wtop[base + j]] >> BLOCK_SHIFT] = 0.0
         # new states (node 0 first, as the dense sweep), then add item i back
         created1 = False
         for b in range(2):

@@ -160,8 +160,7 @@ def _broken_sparse_kernels():
     sweep's blocks leave out the category's counts n_{x,k}; the two-node message to the parent leaves out the
     row's counts N_{k|l,r} (the dense tables of ``joint_conditional`` are untouched)."""
     return _patched_kernels("_isbn_chain_broken_sparse", [
-        ("bx[posof[0, s] >> BLOCK_SHIFT] += aval[s] * obs[x, s, 0]",
-         "bx[posof[0, s] >> BLOCK_SHIFT] += 0.0 * aval[s] * obs[x, s, 0]"),
+        ("v = aval[s] * obs[x, s, 0]", "v = 0.0 * aval[s] * obs[x, s, 0]"),
         ("t += C1[r1, ps, s] * (ax + obs[x, s, 0]) * obs_inv[s, 0]",
          "t += 0.0 * C1[r1, ps, s] * (ax + obs[x, s, 0]) * obs_inv[s, 0]")])
 
