@@ -542,6 +542,7 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
     gblk = np.zeros(nb)
     bx = np.zeros(nb)
     g = np.zeros(cap1)
+    wv = np.zeros(cap1)
     rl = np.zeros((cap0, cap1), dtype=np.int32)
     rlen = np.zeros(cap0, dtype=np.int64)
     wptr = np.zeros(ncat + 1, dtype=np.int64)
@@ -622,22 +623,27 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
         sh = 0.0
         for j in range(nw):
             s = wtop[base + j]
-            sh += extra[1, s] * obs[x, s, 0] * obs_inv[s, 0]
+            v = obs[x, s, 0] * obs_inv[s, 0]
+            wv[j] = v
+            sh += extra[1, s] * v
         sh += ax * E
         if inf[1]:
             sh += newmass[1] * fnew
+        m_empty = sh / alpha[1]  # the message to a parent state with an empty row
         for pp in range(K0):
             ps = act[0, pp]
             tot = T1[r1, ps]
-            t = sh
             if tot > 0:
+                t = sh
                 for j in range(rlen[ps]):
                     s = rl[ps, j]
                     t += C1[r1, ps, s] * (ax + obs[x, s, 0]) * obs_inv[s, 0]
-            tmp[pp] = (extra[0, ps] + C0[r0, 0, ps]) * (t / (alpha[1] + tot))
+                tmp[pp] = (extra[0, ps] + C0[r0, 0, ps]) * (t / (alpha[1] + tot))
+            else:
+                tmp[pp] = (extra[0, ps] + C0[r0, 0, ps]) * m_empty
         D0 = K0
         if inf[0]:
-            tmp[K0] = newmass[0] * (sh / alpha[1])
+            tmp[K0] = newmass[0] * m_empty
             D0 = K0 + 1
         p0 = _draw(rng, tmp, D0)
         # the draw of node 1 given the state of node 0
@@ -653,7 +659,7 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
         for j in range(nw):
             s = wtop[base + j]
             c = C1[r1, ps, s] if ps >= 0 else 0
-            v = (extra[1, s] + c) * obs[x, s, 0] * obs_inv[s, 0]
+            v = (extra[1, s] + c) * wv[j]
             bx[posof[1, s] >> BLOCK_SHIFT] += v
             tot += v
         newm = newmass[1] * fnew if inf[1] else 0.0
