@@ -18,7 +18,8 @@ Fast tier:
    HDP posterior test of 2.
 Slow tier: Geweke (2004) joint-distribution test of the infinite PAM with tau, alpha and gamma resampled
 (marginal-conditional draws from the Chinese restaurant franchise with Gamma priors on the concentrations
-against successive steps of the engine and words | states); the no-new-state engine fails it.
+against successive steps of the engine and words | states); the no-new-state engine, the broken new-parent
+row and the broken sparse sweep fail it.
 """
 
 from __future__ import annotations
@@ -140,8 +141,20 @@ def _patched_kernels(name, fixes):
 
 def _broken_new_parent_row_kernels():
     """The kernel module with the row of a NEW parent state ignoring the child's prior (every child state weighs 1
-    instead of tau_k, 0 or 1/K; the empty-row message likewise)."""
+    instead of tau_k, 0 or 1/K; the empty-row message likewise), in the dense FFBS and in the sparse two-node
+    sweep (its message to an empty row and its child draw below a NEW parent)."""
     return _patched_kernels("_isbn_chain_broken_new_parent_row", [
+        ("""        m_empty = sh / alpha[1]  # the message to a parent state with an empty row""",
+         """        m_empty = newmass[1] * fnew if inf[1] else 0.0
+        for kk in range(K1):
+            m_empty += (ax + obs[x, act[1, kk], 0]) * obs_inv[act[1, kk], 0]"""),
+        ("""        # new states (node 0 first, as the dense sweep), then add item i back""",
+         """        if ps < 0:
+            for kk in range(K1):
+                tmp[kk] = (ax + obs[x, act[1, kk], 0]) * obs_inv[act[1, kk], 0]
+            tmp[K1] = newm
+            p1 = _draw(rng, tmp, K1 + 1 if inf[1] else K1)
+        # new states (node 0 first, as the dense sweep), then add item i back"""),
         ("""        inv = 1.0 / alpha[b]
         for kk in range(Kb):
             out[kk] = extra[b, act[b, kk]] * inv""", """        inv = 1.0
@@ -641,7 +654,8 @@ def _tau_of_used(eng, b, z):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (BrokenNewParentRow, False)])
+@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (BrokenNewParentRow, False),
+                                     (BrokenSparse, False)])
 def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
     from harmonium.evaluation.diagnostics import mcse_mean
 
