@@ -25,6 +25,9 @@ removed in order, so a uniform draw picks the same state as in the Python engine
 sorted) and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
 ``used[b, s]`` items in slot s; ``obs[c, a, b]`` the observed counts per category c over (A leaf, B leaf or
 0), category-major so that F of one item over the leaf states reads contiguous memory.
+Training sweeps of one node, or of a two-node chain, over a Categorical observation skip the dense tables:
+``_sweep_one_node`` and ``_sweep_two_nodes`` use the SparseLDA decomposition (Yao, Mimno & McCallum 2009) with
+the CDF inverted in position order, so they draw the same states as the dense path (see their docstrings).
 Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn.compiled``) validates and grows capacity.
 """
 
