@@ -1,15 +1,13 @@
 """Seconds per sweep of the compiled ISBN engine (CompiledISBNSampler) against the Python engine (ISBNSampler)
-and against the dedicated HDP sampler (harmonium.inference.mcmc.isbn.hdp) on Debian documents.
+on Debian documents, and the compiled infinite PAM's time and memory at scale. (The compiled engine against the
+dedicated HDP sampler, and the PAM against the HDP: ``engine_ratios.py``.)
 
     .venv/bin/python benchmarks/isbn/isbn_compiled_speed.py small --docs 200 --repeats 3
-    .venv/bin/python benchmarks/isbn/isbn_compiled_speed.py hdp --docs 20000 --iters 30 --repeats 3
     .venv/bin/python benchmarks/isbn/isbn_compiled_speed.py pam --docs 20000 --iters 10
     .venv/bin/python benchmarks/isbn/isbn_compiled_speed.py pam --docs 20000 --iters 3 --k-super 50 --k-sub 150
 
 ``small``: one sweep of each engine from the same initial state (random labels, uniform tau), fresh each
-repeat, on the HDP and the infinite-PAM declaration (Python engine: FFBS, method="auto"). ``hdp``: both
-samplers from the same random 20-topic state with alpha and gamma resampled, seconds per iteration (z sweep +
-tables + concentrations + tau) over the last half of ``--iters``; tokens/s = training tokens / that. ``pam``:
+repeat, on the HDP and the infinite-PAM declaration (Python engine: FFBS, method="auto"). ``pam``:
 the compiled infinite PAM at scale, seconds per step and peak resident memory. Results (one JSON line per
 measurement, with the machine's other load in cores) go to benchmarks/isbn/results/isbn-compiled.jsonl.
 """
@@ -87,51 +85,6 @@ def small(args):
                        "other_load_cores": max(ld.busy / ld.wall - 1.0, 0.0)})
 
 
-def hdp(args):
-    from harmonium.inference.mcmc.isbn import hdp as da
-    from harmonium.models.directed.hdp import HDPModel
-
-    corpus, doc, w = _data(args.docs)
-    V = corpus.n_words
-    tokens = corpus.tokens()
-    net = ex.hdp(V, 1.0, 1.0, 0.1)
-    for r in range(args.repeats):
-        for engine in ("compiled", "dedicated"):
-            rng = np.random.default_rng(r)
-            init = rng.integers(0, 20, w.size)
-            if engine == "compiled":
-                s = CompiledISBNSampler(net, {"doc": doc}, {"w": w}, init={"z": init}, sample_concentration=True)
-
-                def it(s=s, rng=rng):
-                    s.step(rng)
-
-                def k(s=s):
-                    return s.n_states()["z"]
-            else:
-                model = HDPModel(0.1, V)
-                box = [da.state_from_assignments(tokens, model, init, np.full(21, 1 / 21), 1.0, 1.0)]
-                kern = da.build_kernel(sampler="sparse", sample_alpha=True, sample_gamma=True,
-                                       compute_log_joint=False)
-
-                def it(box=box, rng=rng, kern=kern, model=model):
-                    box[0], _ = kern(rng, box[0], tokens, model)
-
-                def k(box=box):
-                    return int(box[0].n_topics)
-            it()  # JIT and the first sweep
-            times = []
-            with _Load() as ld:
-                for _ in range(args.iters):
-                    t0 = time.perf_counter()
-                    it()
-                    times.append(time.perf_counter() - t0)
-            tail = np.array(times[len(times) // 2:])
-            _emit({"bench": "hdp20k", "engine": engine, "repeat": r, "docs": int(corpus.n_docs), "tokens": int(w.size),
-                   "iters": args.iters, "s_per_iter_median_tail": float(np.median(tail)),
-                   "tokens_per_s": float(w.size / np.median(tail)), "K_end": k(),
-                   "other_load_cores": max(ld.busy / ld.wall - 1.0, 0.0)})
-
-
 def pam(args):
     corpus, doc, w = _data(args.docs)
     net = ex.infinite_pam(corpus.n_words, 1.0, 1.0, 0.1)
@@ -150,14 +103,14 @@ def pam(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("bench", choices=["small", "hdp", "pam"])
+    ap.add_argument("bench", choices=["small", "pam"])
     ap.add_argument("--docs", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--k-super", type=int, default=5, help="pam: initial super-topics (random labels)")
     ap.add_argument("--k-sub", type=int, default=20, help="pam: initial sub-topics (random labels)")
     args = ap.parse_args(argv)
-    {"small": small, "hdp": hdp, "pam": pam}[args.bench](args)
+    {"small": small, "pam": pam}[args.bench](args)
 
 
 if __name__ == "__main__":

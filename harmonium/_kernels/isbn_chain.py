@@ -25,6 +25,9 @@ removed in order, so a uniform draw picks the same state as in the Python engine
 sorted) and ``act[b, K[b]:]`` the free ones (a permutation, ``posof`` its inverse);
 ``used[b, s]`` items in slot s; ``obs[c, a, b]`` the observed counts per category c over (A leaf, B leaf or
 0), category-major so that F of one item over the leaf states reads contiguous memory.
+Training sweeps of one node, or of a two-node chain, over a Categorical observation skip the dense tables:
+``_sweep_one_node`` and ``_sweep_two_nodes`` use the SparseLDA decomposition (Yao, Mimno & McCallum 2009) with
+the CDF inverted in position order, so they draw the same states as the dense path (see their docstrings).
 Kernels never raise; the Python side (``harmonium.inference.mcmc.isbn.compiled``) validates and grows capacity.
 """
 
@@ -32,9 +35,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from harmonium._kernels.hdp import antoniak
+from harmonium._kernels.lda_sparse import list_remove
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -317,6 +322,437 @@ def add_all(sign, nA, Cs, Ts, rowidx, z, used, upd, obs, obs_tot, obs_inv, xv, o
         _move(i, sign, nA, Cs, Ts, rowidx, z, used, upd, True, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum, True)
 
 
+BLOCK_SHIFT = 3  # the sparse sweeps sum the smooth mass over blocks of 8 positions (4, 8, 16, 32 measured alike)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _block_mass(blk, Kn, r, act, extra, Cb, obs_inv, aval, blocks):
+    """aval[s] = (extra_s + N_{s|r}) / (pa_sum + n_s) for the block's states and blocks[blk] their sum."""
+    lo = blk << BLOCK_SHIFT
+    hi = min(lo + (1 << BLOCK_SHIFT), Kn)
+    t = 0.0
+    for kk in range(lo, hi):
+        s = act[0, kk]
+        v = (extra[0, s] + Cb[r, 0, s]) * obs_inv[s, 0]
+        aval[s] = v
+        t += v
+    blocks[blk] = t
+
+
+@njit(cache=True, nogil=True)
+def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau, tau_u, extra,
+                    newmass, label, next_label, obs, obs_tot, obs_inv, xv, pa, pa_sum, rec_pos, rec_tau, rec_tau_u):
+    """``sweep`` (training) for one latent node over a Categorical observation (HDP, DP or Dirichlet mixture).
+
+    The conditional of item i in row r with category x is, per position k (state s = act[k]),
+    p_k ∝ (extra_s + N_{s|r}) (pa_x + n_{x,s}) / (pa_sum + n_s), NEW: newmass pa_x / pa_sum (eq. 1 with F of
+    eq. 2). It splits as pa_x A_s + A_s n_{x,s} with A_s = (extra_s + N_{s|r}) / (pa_sum + n_s): A is cached per
+    state and summed over blocks of 8 positions (rebuilt when the row changes, else updated by the change of the
+    two terms an item moves), and the second term is nonzero only for the states of category x (per-category
+    lists, as the word lists of SparseLDA; Yao, Mimno & McCallum 2009). The draw inverts the CDF in position
+    order, as ``_draw`` does over the dense row: the block from the block sums, the position inside it from the
+    exact terms. So it draws the same states as the dense sweep (up to the rounding of partial sums) at
+    O(K / 8 + 8 + k_x) a item instead of O(K)."""
+    N = z.shape[1]
+    Cb = Cs[0]
+    Tb = Ts[0]
+    cap = Cb.shape[2]
+    ncat = obs.shape[0]
+    bs = 1 << BLOCK_SHIFT
+    nb = (cap >> BLOCK_SHIFT) + 2
+    blocks = np.zeros(nb)
+    bx = np.zeros(nb)
+    aval = np.zeros(cap)
+    wptr = np.zeros(ncat + 1, dtype=np.int64)
+    for i in range(N):
+        wptr[xv[i] + 1] += 1
+    for c in range(ncat):
+        wptr[c + 1] += wptr[c]
+    wtop = np.empty(max(N, 1), dtype=np.int32)
+    wlen = np.zeros(ncat, dtype=np.int64)
+    for c in range(ncat):
+        if wptr[c + 1] > wptr[c]:
+            m = 0
+            for kk in range(K[0]):
+                s = act[0, kk]
+                if obs[c, s, 0] > 0:
+                    wtop[wptr[c] + m] = s
+                    m += 1
+            wlen[c] = m
+    cur = -1
+    atot = 0.0
+    for i in range(start, N):
+        if inf[0] and K[0] >= cap:
+            return i
+        r = rowidx[0, i]
+        x = xv[i]
+        old = z[0, i]
+        Cb[r, 0, old] -= 1
+        Tb[r, 0] -= 1
+        used[0, old] -= 1
+        obs[x, old, 0] -= 1
+        obs_tot[old, 0] -= 1
+        obs_inv[old, 0] = 1.0 / (pa_sum + obs_tot[old, 0])
+        if obs[x, old, 0] == 0:
+            wlen[x] = list_remove(wtop, wptr[x], wlen[x], old)
+        rec_pos[0] = -1
+        if inf[0] and used[0, old] == 0:
+            _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau,
+                    rec_tau_u)
+        Kn = K[0]
+        nblk = (Kn + bs - 1) >> BLOCK_SHIFT
+        if r != cur or rec_pos[0] >= 0 or (i & 1023) == 0:  # from scratch at every new row, after a retirement
+            cur = r                                            # and every 1024 items: no drift
+            atot = 0.0
+            for blk in range(nblk):
+                _block_mass(blk, Kn, r, act, extra, Cb, obs_inv, aval, blocks)
+                atot += blocks[blk]
+        else:
+            v = (extra[0, old] + Cb[r, 0, old]) * obs_inv[old, 0]
+            blocks[posof[0, old] >> BLOCK_SHIFT] += v - aval[old]
+            atot += v - aval[old]
+            aval[old] = v
+        # the draw (bx is all zero between items)
+        ax = pa[x]
+        base = wptr[x]
+        nw = wlen[x]
+        tot = 0.0
+        for j in range(nw):
+            s = wtop[base + j]
+            v = aval[s] * obs[x, s, 0]
+            bx[posof[0, s] >> BLOCK_SHIFT] += v
+            tot += v
+        tot += ax * atot
+        newm = newmass[0] * ax / pa_sum if inf[0] else 0.0
+        u = rng.random() * (tot + newm)
+        pos = -1
+        acc = 0.0
+        for blk in range(nblk):
+            t = ax * blocks[blk] + bx[blk]
+            if u < acc + t:
+                lo = blk << BLOCK_SHIFT
+                last = -1
+                for kk in range(lo, min(lo + bs, Kn)):
+                    s = act[0, kk]
+                    v = aval[s] * (ax + obs[x, s, 0])
+                    if v > 0.0:
+                        last = kk
+                        acc += v
+                        if u < acc:
+                            pos = kk
+                            break
+                if pos < 0:  # the block's exact terms fell short of its sum by rounding
+                    pos = last
+                break
+            acc += t
+        if pos < 0:
+            if newm > 0.0:
+                pos = Kn
+            else:  # u at the total by rounding: the last position with mass
+                for kk in range(Kn - 1, -1, -1):
+                    if aval[act[0, kk]] > 0.0:
+                        pos = kk
+                        break
+                if pos < 0:
+                    pos = Kn - 1
+        for j in range(nw):
+            bx[posof[0, wtop[base + j]] >> BLOCK_SHIFT] = 0.0
+        created = pos >= Kn
+        if not created:
+            new = act[0, pos]
+        else:
+            new = act[0, Kn]
+            K[0] += 1
+            label[0, new] = next_label[0]
+            next_label[0] += 1
+            if kind[0] == 0:
+                frac = rng.beta(1.0, gamma[0])
+                tau[0, new] = frac * tau_u[0]
+                tau_u[0] *= 1.0 - frac
+                extra[0, new] = alpha[0] * tau[0, new]
+                newmass[0] = alpha[0] * tau_u[0]
+        z[0, i] = new
+        Cb[r, 0, new] += 1
+        Tb[r, 0] += 1
+        used[0, new] += 1
+        if obs[x, new, 0] == 0:
+            wtop[wptr[x] + wlen[x]] = new
+            wlen[x] += 1
+        obs[x, new, 0] += 1
+        obs_tot[new, 0] += 1
+        obs_inv[new, 0] = 1.0 / (pa_sum + obs_tot[new, 0])
+        blk = posof[0, new] >> BLOCK_SHIFT
+        if created:
+            atot -= blocks[blk] if blk < nblk else 0.0
+            _block_mass(blk, K[0], r, act, extra, Cb, obs_inv, aval, blocks)
+            atot += blocks[blk]
+        else:
+            v = (extra[0, new] + Cb[r, 0, new]) * obs_inv[new, 0]
+            blocks[blk] += v - aval[new]
+            atot += v - aval[new]
+            aval[new] = v
+    return N
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _g_blocks(Kn, act, extra, obs_inv, g, blocks):
+    """g[s] = extra_s / (pa_sum + n_s) of node 1 over its alive states and its sums over blocks of positions;
+    returns the total."""
+    bs = 1 << BLOCK_SHIFT
+    tot = 0.0
+    for blk in range((Kn + bs - 1) >> BLOCK_SHIFT):
+        lo = blk << BLOCK_SHIFT
+        t = 0.0
+        for kk in range(lo, min(lo + bs, Kn)):
+            s = act[1, kk]
+            v = extra[1, s] * obs_inv[s, 0]
+            g[s] = v
+            t += v
+        blocks[blk] = t
+        tot += t
+    return tot
+
+
+@njit(cache=True, nogil=True)
+def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau, tau_u, extra,
+                     newmass, label, next_label, obs, obs_tot, obs_inv, xv, pa, pa_sum, tmp, rec_pos, rec_tau,
+                     rec_tau_u):
+    """``sweep`` (training) for a chain of two latent nodes over a Categorical observation (infinite PAM, POM,
+    nested DP, two-level Dirichlet): node 0 (super, state l) -> node 1 (sub, state k) -> x.
+
+    FFBS (seed 002 §4) of ``_build``/``_sample`` without their O(K_0 K_1) tables. With F_k = (pa_x + n_{x,k}) /
+    (pa_sum + n_k) and e_k = extra_k of node 1, the message of node 1 to parent state l is
+    m(l) = (sh + sum_{k: N_{k|l,r} > 0} N_{k|l,r} F_k) / (alpha_1 + N_{l,r}), sh = sum_k e_k F_k + newmass_1 F_NEW,
+    where sh is shared by every l (SparseLDA's decomposition, Yao, Mimno & McCallum 2009, applied to FFBS):
+    sh = pa_x E + sum_{k in list(x)} e_k n_{x,k} / (pa_sum + n_k), E = sum_k e_k / (pa_sum + n_k) kept up to
+    date, and the second sum runs over the row's nonzero counts (per parent-state lists of the current row). The
+    super state is drawn from (extra_l + N_{l|r0}) m(l) (O(K_0)); the sub state given it from
+    (e_k + N_{k|l,r}) F_k = pa_x e_k / (pa_sum + n_k) + pa_x N_{k|l,r} / (pa_sum + n_k) + (e_k + N_{k|l,r})
+    n_{x,k} / (pa_sum + n_k): the first term summed over blocks of positions, the other two over the row's and the
+    category's lists, the CDF inverted in position order as ``_draw`` does (block sums, then the exact terms
+    inside the block). Same uniforms, same order, same states as the dense sweep up to the rounding of partial
+    sums; O(K_0 + K_1 / 8 + 8 + nnz(rows) + k_x) a item instead of O(K_0 K_1)."""
+    N = z.shape[1]
+    C0 = Cs[0]
+    T0 = Ts[0]
+    C1 = Cs[1]
+    T1 = Ts[1]
+    cap0 = C0.shape[2]
+    cap1 = C1.shape[2]
+    ncat = obs.shape[0]
+    bs = 1 << BLOCK_SHIFT
+    nb = (cap1 >> BLOCK_SHIFT) + 2
+    gblk = np.zeros(nb)
+    bx = np.zeros(nb)
+    g = np.zeros(cap1)
+    wv = np.zeros(cap1)
+    rl = np.zeros((cap0, cap1), dtype=np.int32)
+    rlen = np.zeros(cap0, dtype=np.int64)
+    wptr = np.zeros(ncat + 1, dtype=np.int64)
+    for i in range(N):
+        wptr[xv[i] + 1] += 1
+    for c in range(ncat):
+        wptr[c + 1] += wptr[c]
+    wtop = np.empty(max(N, 1), dtype=np.int32)
+    wlen = np.zeros(ncat, dtype=np.int64)
+    for c in range(ncat):
+        if wptr[c + 1] > wptr[c]:
+            m = 0
+            for kk in range(K[1]):
+                s = act[1, kk]
+                if obs[c, s, 0] > 0:
+                    wtop[wptr[c] + m] = s
+                    m += 1
+            wlen[c] = m
+    E = _g_blocks(K[1], act, extra, obs_inv, g, gblk)
+    cur0 = -1
+    cur1 = -1
+    for i in range(start, N):
+        if (inf[0] and K[0] >= cap0) or (inf[1] and K[1] >= cap1):
+            return i
+        r0 = rowidx[0, i]
+        r1 = rowidx[1, i]
+        x = xv[i]
+        l_old = z[0, i]
+        k_old = z[1, i]
+        # remove item i
+        C0[r0, 0, l_old] -= 1
+        T0[r0, 0] -= 1
+        used[0, l_old] -= 1
+        C1[r1, l_old, k_old] -= 1
+        T1[r1, l_old] -= 1
+        used[1, k_old] -= 1
+        if r1 == cur1 and C1[r1, l_old, k_old] == 0:
+            rlen[l_old] = list_remove(rl[l_old], 0, rlen[l_old], k_old)
+        obs[x, k_old, 0] -= 1
+        obs_tot[k_old, 0] -= 1
+        obs_inv[k_old, 0] = 1.0 / (pa_sum + obs_tot[k_old, 0])
+        if obs[x, k_old, 0] == 0:
+            wlen[x] = list_remove(wtop, wptr[x], wlen[x], k_old)
+        rec_pos[0] = -1
+        rec_pos[1] = -1
+        if (inf[0] and used[0, l_old] == 0) or (inf[1] and used[1, k_old] == 0):
+            _retire(i, z, used, act, posof, K, inf, kind, tau, tau_u, extra, newmass, alpha, rec_pos, rec_tau,
+                    rec_tau_u)
+        K0 = K[0]
+        K1 = K[1]
+        if r0 != cur0 or rec_pos[1] >= 0 or (i & 1023) == 0:  # from scratch at every new row, after a
+            cur0 = r0                                              # retirement and every 1024 items: no drift
+            E = _g_blocks(K1, act, extra, obs_inv, g, gblk)
+        else:
+            v = extra[1, k_old] * obs_inv[k_old, 0]
+            gblk[posof[1, k_old] >> BLOCK_SHIFT] += v - g[k_old]
+            E += v - g[k_old]
+            g[k_old] = v
+        if r1 != cur1:  # the per-parent-state lists of the nonzero counts N_{k|l,r1}
+            cur1 = r1
+            for ps in range(cap0):
+                rlen[ps] = 0
+            for pp in range(K0):
+                ps = act[0, pp]
+                if T1[r1, ps] > 0:
+                    m = 0
+                    for kk in range(K1):
+                        s = act[1, kk]
+                        if C1[r1, ps, s] > 0:
+                            rl[ps, m] = s
+                            m += 1
+                    rlen[ps] = m
+        # upward message of node 1 and the draw of node 0
+        ax = pa[x]
+        fnew = ax / pa_sum
+        base = wptr[x]
+        nw = wlen[x]
+        sh = 0.0
+        for j in range(nw):
+            s = wtop[base + j]
+            v = obs[x, s, 0] * obs_inv[s, 0]
+            wv[j] = v
+            sh += extra[1, s] * v
+        sh += ax * E
+        if inf[1]:
+            sh += newmass[1] * fnew
+        m_empty = sh / alpha[1]  # the message to a parent state with an empty row
+        for pp in range(K0):
+            ps = act[0, pp]
+            tot = T1[r1, ps]
+            if tot > 0:
+                t = sh
+                for j in range(rlen[ps]):
+                    s = rl[ps, j]
+                    t += C1[r1, ps, s] * (ax + obs[x, s, 0]) * obs_inv[s, 0]
+                tmp[pp] = (extra[0, ps] + C0[r0, 0, ps]) * (t / (alpha[1] + tot))
+            else:
+                tmp[pp] = (extra[0, ps] + C0[r0, 0, ps]) * m_empty
+        D0 = K0
+        if inf[0]:
+            tmp[K0] = newmass[0] * m_empty
+            D0 = K0 + 1
+        p0 = _draw(rng, tmp, D0)
+        # the draw of node 1 given the state of node 0
+        ps = act[0, p0] if p0 < K0 else -1
+        nblk = (K1 + bs - 1) >> BLOCK_SHIFT
+        tot = ax * E  # bx is all zero between items
+        nr = rlen[ps] if ps >= 0 else 0
+        for j in range(nr):
+            s = rl[ps, j]
+            v = ax * C1[r1, ps, s] * obs_inv[s, 0]
+            bx[posof[1, s] >> BLOCK_SHIFT] += v
+            tot += v
+        for j in range(nw):
+            s = wtop[base + j]
+            c = C1[r1, ps, s] if ps >= 0 else 0
+            v = (extra[1, s] + c) * wv[j]
+            bx[posof[1, s] >> BLOCK_SHIFT] += v
+            tot += v
+        newm = newmass[1] * fnew if inf[1] else 0.0
+        u = rng.random() * (tot + newm)
+        p1 = -1
+        acc = 0.0
+        for blk in range(nblk):
+            t = ax * gblk[blk] + bx[blk]
+            if u < acc + t:
+                lo = blk << BLOCK_SHIFT
+                last = -1
+                for kk in range(lo, min(lo + bs, K1)):
+                    s = act[1, kk]
+                    c = C1[r1, ps, s] if ps >= 0 else 0
+                    v = (extra[1, s] + c) * (ax + obs[x, s, 0]) * obs_inv[s, 0]
+                    if v > 0.0:
+                        last = kk
+                        acc += v
+                        if u < acc:
+                            p1 = kk
+                            break
+                if p1 < 0:  # the block's exact terms fell short of its sum by rounding
+                    p1 = last
+                break
+            acc += t
+        if p1 < 0:
+            if newm > 0.0:
+                p1 = K1
+            else:  # u at the total by rounding: the last position with mass
+                for kk in range(K1 - 1, -1, -1):
+                    s = act[1, kk]
+                    c = C1[r1, ps, s] if ps >= 0 else 0
+                    if extra[1, s] + c > 0.0:
+                        p1 = kk
+                        break
+                if p1 < 0:
+                    p1 = K1 - 1
+        for j in range(nr):
+            bx[posof[1, rl[ps, j]] >> BLOCK_SHIFT] = 0.0
+        for j in range(nw):
+            bx[posof[1, wtop[base + j]] >> BLOCK_SHIFT] = 0.0
+        # new states (node 0 first, as the dense sweep), then add item i back
+        created1 = False
+        for b in range(2):
+            p = p0 if b == 0 else p1
+            if p < K[b]:
+                z[b, i] = act[b, p]
+            else:
+                s = act[b, K[b]]
+                K[b] += 1
+                label[b, s] = next_label[b]
+                next_label[b] += 1
+                if kind[b] == 0:
+                    frac = rng.beta(1.0, gamma[b])
+                    tau[b, s] = frac * tau_u[b]
+                    tau_u[b] *= 1.0 - frac
+                    extra[b, s] = alpha[b] * tau[b, s]
+                    newmass[b] = alpha[b] * tau_u[b]
+                z[b, i] = s
+                if b == 1:
+                    created1 = True
+                else:
+                    rlen[s] = 0
+        l_new = z[0, i]
+        k_new = z[1, i]
+        C0[r0, 0, l_new] += 1
+        T0[r0, 0] += 1
+        used[0, l_new] += 1
+        if C1[r1, l_new, k_new] == 0:
+            rl[l_new, rlen[l_new]] = k_new
+            rlen[l_new] += 1
+        C1[r1, l_new, k_new] += 1
+        T1[r1, l_new] += 1
+        used[1, k_new] += 1
+        if obs[x, k_new, 0] == 0:
+            wtop[wptr[x] + wlen[x]] = k_new
+            wlen[x] += 1
+        obs[x, k_new, 0] += 1
+        obs_tot[k_new, 0] += 1
+        obs_inv[k_new, 0] = 1.0 / (pa_sum + obs_tot[k_new, 0])
+        if created1:
+            E = _g_blocks(K[1], act, extra, obs_inv, g, gblk)
+        else:
+            v = extra[1, k_new] * obs_inv[k_new, 0]
+            gblk[posof[1, k_new] >> BLOCK_SHIFT] += v - g[k_new]
+            E += v - g[k_new]
+            g[k_new] = v
+    return N
+
+
 @njit(cache=True, nogil=True)
 def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau, tau_u, extra,
           newmass, label, next_label, obs, obs_tot, obs_inv, xv, okind, n_trials, pa, pa_sum, mode, upd, upd_obs,
@@ -331,6 +767,14 @@ def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alp
     L = z.shape[0]
     N = z.shape[1]
     train = mode == 0
+    if L == 1 and okind == 0 and train and not skip_remove:
+        return _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau, tau_u,
+                               extra, newmass, label, next_label, obs, obs_tot, obs_inv, xv, pa, pa_sum, rec_pos,
+                               rec_tau, rec_tau_u)
+    if L == 2 and nA == 2 and okind == 0 and train and not skip_remove:
+        return _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alpha, gamma, tau,
+                                tau_u, extra, newmass, label, next_label, obs, obs_tot, obs_inv, xv, pa, pa_sum, tmp,
+                                rec_pos, rec_tau, rec_tau_u)
     for i in range(start, N):
         if train:
             for b in range(L):

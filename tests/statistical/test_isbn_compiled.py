@@ -13,10 +13,14 @@ Fast tier:
 3. fold-in: the training state is untouched; one-token held-out documents follow the frozen conditional
    tau_k F(x | k) (HDP) and tau1_a tau2_b F(x | b) (PAM), chi-square;
 4. one clear error per unsupported shape and per bad input;
-5. same seed -> same chain (also across capacity growth), different seeds differ; counts match the labels.
+5. same seed -> same chain (also across capacity growth), different seeds differ; counts match the labels;
+6. the sweeps (the sparse one- and two-node sweeps of ``isbn_chain`` included) draw the Python engine's states
+   draw for draw; negative control: a kernel whose sparse sweeps each drop one term fails that test and the
+   HDP posterior test of 2.
 Slow tier: Geweke (2004) joint-distribution test of the infinite PAM with tau, alpha and gamma resampled
 (marginal-conditional draws from the Chinese restaurant franchise with Gamma priors on the concentrations
-against successive steps of the engine and words | states); the no-new-state engine fails it.
+against successive steps of the engine and words | states); the no-new-state engine, the broken new-parent
+row and the broken sparse sweep fail it.
 """
 
 from __future__ import annotations
@@ -111,9 +115,9 @@ class NoNewState(CompiledISBNSampler):
         self.inf[:] = 0
 
 
-def _broken_new_parent_row_kernels():
-    """A copy of the kernel module whose row of a NEW parent state ignores the child's prior (every child state
-    weighs 1 instead of tau_k, 0 or 1/K; the empty-row message likewise): built once, not cached on disk."""
+def _patched_kernels(name, fixes):
+    """A copy of the kernel module with the text replacements ``fixes`` (each must match once): built once, not
+    cached on disk."""
     import importlib.util
     import inspect
     import sys
@@ -122,21 +126,9 @@ def _broken_new_parent_row_kernels():
 
     from harmonium._kernels import isbn_chain
 
-    name = "_isbn_chain_broken_new_parent_row"
     if name in sys.modules:
         return sys.modules[name]
     src = inspect.getsource(isbn_chain).replace("cache=True, ", "")
-    fixes = [("""        inv = 1.0 / alpha[b]
-        for kk in range(Kb):
-            out[kk] = extra[b, act[b, kk]] * inv""", """        inv = 1.0
-        for kk in range(Kb):
-            out[kk] = 1.0"""),
-             ("""            else:
-                msg[p, pp] = sh / alpha[b]""", """            else:
-                t = newmass[b] * msg[b, Kb] if inf[b] else 0.0
-                for kk in range(Kb):
-                    t += msg[b, kk]
-                msg[p, pp] = t""")]
     for old, new in fixes:
         assert src.count(old) == 1, old
         src = src.replace(old, new)
@@ -149,11 +141,58 @@ def _broken_new_parent_row_kernels():
     return mod
 
 
+def _broken_new_parent_row_kernels():
+    """The kernel module with the row of a NEW parent state ignoring the child's prior (every child state weighs 1
+    instead of tau_k, 0 or 1/K; the empty-row message likewise), in the dense FFBS and in the sparse two-node
+    sweep (its message to an empty row and its child draw below a NEW parent)."""
+    return _patched_kernels("_isbn_chain_broken_new_parent_row", [
+        ("""        m_empty = sh / alpha[1]  # the message to a parent state with an empty row""",
+         """        m_empty = newmass[1] * fnew if inf[1] else 0.0
+        for kk in range(K1):
+            m_empty += (ax + obs[x, act[1, kk], 0]) * obs_inv[act[1, kk], 0]"""),
+        ("""        # new states (node 0 first, as the dense sweep), then add item i back""",
+         """        if ps < 0:
+            for kk in range(K1):
+                tmp[kk] = (ax + obs[x, act[1, kk], 0]) * obs_inv[act[1, kk], 0]
+            tmp[K1] = newm
+            p1 = _draw(rng, tmp, K1 + 1 if inf[1] else K1)
+        # new states (node 0 first, as the dense sweep), then add item i back"""),
+        ("""        inv = 1.0 / alpha[b]
+        for kk in range(Kb):
+            out[kk] = extra[b, act[b, kk]] * inv""", """        inv = 1.0
+        for kk in range(Kb):
+            out[kk] = 1.0"""),
+        ("""            else:
+                msg[p, pp] = sh / alpha[b]""", """            else:
+                t = newmass[b] * msg[b, Kb] if inf[b] else 0.0
+                for kk in range(Kb):
+                    t += msg[b, kk]
+                msg[p, pp] = t""")])
+
+
+def _broken_sparse_kernels():
+    """The kernel module with the two sparse sweeps (one node; two nodes) each missing one sparse term: the one-node
+    sweep's blocks leave out the category's counts n_{x,k}; the two-node message to the parent leaves out the
+    row's counts N_{k|l,r} (the dense tables of ``joint_conditional`` are untouched)."""
+    return _patched_kernels("_isbn_chain_broken_sparse", [
+        ("v = aval[s] * obs[x, s, 0]", "v = 0.0 * aval[s] * obs[x, s, 0]"),
+        ("t += C1[r1, ps, s] * (ax + obs[x, s, 0]) * obs_inv[s, 0]",
+         "t += 0.0 * C1[r1, ps, s] * (ax + obs[x, s, 0]) * obs_inv[s, 0]")])
+
+
 class BrokenNewParentRow(CompiledISBNSampler):
     """Negative control: the CPT row of a new parent state is not the empty-row prior."""
 
     def __init__(self, *args, **kwargs):
         type(self)._kc = _broken_new_parent_row_kernels()
+        super().__init__(*args, **kwargs)
+
+
+class BrokenSparse(CompiledISBNSampler):
+    """Negative control: the sparse one- and two-node sweeps each drop one term of the conditional."""
+
+    def __init__(self, *args, **kwargs):
+        type(self)._kc = _broken_sparse_kernels()
         super().__init__(*args, **kwargs)
 
 
@@ -237,8 +276,8 @@ def _planned(*args, **kwargs):
     return eng
 
 
-@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (_planned, True),
-                                     (BrokenDirectAssignment, False)])
+@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (BrokenSparse, False),
+                                     (_planned, True), (BrokenDirectAssignment, False)])
 def test_chains_from_exact_draws_keep_the_hdp_posterior(cls, ok):
     """Also the engine ``make_sampler`` plans for the HDP topic model (the direct-assignment sweep behind the
     compiled interface): the same test, the same target."""
@@ -571,8 +610,11 @@ def test_log_joint_differences_match_the_conditional():
         assert np.isclose(lj[a] - lj[b], np.log(cond[a]) - np.log(cond[b]), rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["hdp", "pam", "nested_dp", "mixed3", "bihdp", "bihdp_binomial", "bipam"])
-def test_sweeps_reproduce_the_python_engine_draw_for_draw(name):
+@pytest.mark.parametrize("cls, name", [(CompiledISBNSampler, n) for n in
+                                       ("hdp", "pam", "nested_dp", "finite", "pom", "mixed3", "bihdp",
+                                        "bihdp_binomial", "bipam")]
+                         + [(BrokenSparse, n) for n in ("hdp", "pam", "nested_dp", "pom")])
+def test_sweeps_reproduce_the_python_engine_draw_for_draw(cls, name):
     """Both engines draw one uniform per latent node per item (root first, then down the chain; BiHDP's second
     chain from its leaf) and Beta(1, gamma) per new HDP state in topological order, so from one seed their
     sweeps visit the same states: a check of the whole z transition, new-state creation and retirement
@@ -581,18 +623,20 @@ def test_sweeps_reproduce_the_python_engine_draw_for_draw(name):
     net = _nets()[name]
     index, observed = _data(name, net, rng)
     init, tau = _random_state(net, rng)
-    a = CompiledISBNSampler(net, index, observed, init=init, tau=tau, capacity=2)
+    a = cls(net, index, observed, init=init, tau=tau, capacity=2)
     b = ISBNSampler(net, index, observed, init=init, tau=tau, method="ffbs")
     ra, rb = np.random.default_rng(5), np.random.default_rng(5)
+    same = True
     for _ in range(6):
         a.sweep(ra)
         b.sweep(rb)
         for node in net.topological_order():
-            np.testing.assert_array_equal(a.labels(node), b.lat[node].z)
-            if isinstance(net.node(node).prior, isbn.HDP):
+            same &= bool(np.array_equal(a.labels(node), b.lat[node].z))
+            if same and isinstance(net.node(node).prior, isbn.HDP):
                 st = b.lat[node]
                 want = np.append([st.tau[k] for k in sorted(st.alive)], st.tau_u)
                 np.testing.assert_allclose(a.tau(node), want, rtol=1e-12)
+    assert same == (cls is CompiledISBNSampler)
 
 
 # -- slow: Geweke joint-distribution test of the infinite PAM with tau and concentrations resampled -------------
@@ -630,7 +674,8 @@ def _tau_of_used(eng, b, z):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (BrokenNewParentRow, False)])
+@pytest.mark.parametrize("cls, ok", [(CompiledISBNSampler, True), (NoNewState, False), (BrokenNewParentRow, False),
+                                     (BrokenSparse, False)])
 def test_geweke_infinite_pam_with_tau_and_concentrations(cls, ok):
     from harmonium.evaluation.diagnostics import mcse_mean
 
