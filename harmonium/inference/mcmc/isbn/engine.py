@@ -211,10 +211,7 @@ class DirectAssignmentEngine:
         (:mod:`harmonium.inference.mcmc.isbn.hyper`)."""
         self.state, _ = self._kernel.update(rng, self.state, self.tokens, self.model)
 
-    def step(self, rng: np.random.Generator) -> None:
-        """``sweep`` then ``update_tau``."""
-        self.sweep(rng)
-        self.update_tau(rng)
+    step = CompiledISBNSampler.step  # ``sweep`` then ``update_tau``: the same interface method
 
     # -- reading the state ---------------------------------------------------------------------------
     def _check(self, b: str) -> None:
