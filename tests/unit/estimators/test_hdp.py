@@ -76,7 +76,7 @@ def test_capacity_growth_does_not_change_the_chain(synthetic, sampler):
     np.testing.assert_array_equal(runs[0].tau[: K + 1], runs[1].tau[: K + 1])
 
 
-@pytest.mark.parametrize("unit", ["token", "document", "alternate"])
+@pytest.mark.parametrize("unit", ["token", "document", "alternate", "mixed"])
 def test_split_merge_moves_keep_the_counts_and_ignore_the_capacity(synthetic, unit):
     corpus, _, _ = synthetic
     tokens = corpus.tokens()
