@@ -1117,8 +1117,12 @@ def split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, bet
     on one side} + (1 - rho) P_tokens; the final scan's q is all the Metropolis-Hastings ratio needs because the
     launch depends on S, i and j only (Jain & Neal 2004, §3). Unlike :func:`split_merge_blocks`, a merge is never
     impossible: a document holding both topics contributes its token path, one holding one topic both paths,
-    and i and j may share a document. rho = 0 is a token proposal with a block-wise random launch; rho = 1 a
-    block proposal (a merge of a pair that shares a document then has q = 0 and is rejected).
+    and i and j may share a document. rho = 1 is a block proposal (a merge of a pair that shares a document then
+    has q = 0 and is rejected). rho = 0 is not the token proposal of :func:`split_merge`: its token path takes the
+    whole block out and places its tokens in turn, each given the block's tokens placed before it (sequential
+    allocation within the document, Dahl 2003), whereas a Gibbs token scan scores each token given all the
+    others; the first makes a block that lies on one side cost about one token's factor, the second one per
+    token (benchmarks/isbn/README.md, "Split-merge by a mixture of block and tokens").
 
     ``broken`` is for the tests' negative controls only (:func:`_sm_mixed_scan`): 1 scores q by the path taken
     instead of the mixture, 2 scores the token path as independent token terms.

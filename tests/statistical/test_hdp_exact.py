@@ -480,14 +480,16 @@ def test_block_split_merge_leaves_posterior_invariant(exact_blocks, unit, n_laun
 
 
 @pytest.mark.parametrize("n_launch, rho, broken, ok", [
-    (2, 0.5, 0, True), (0, 0.5, 0, True), (1, 0.8, 0, True), (2, 0.5, 1, False), (0, 0.5, 1, False),
+    (2, 0.5, 0, True), (0, 0.5, 0, True), (1, 0.8, 0, True), (2, 0.0, 0, True), (2, 0.5, 1, False),
+    (0, 0.5, 1, False),
     (2, 0.5, 2, False)])
 def test_mixed_split_merge_leaves_posterior_invariant(exact_blocks, n_launch, rho, broken, ok):
     """Split-merge proposals whose unit is a document's block drawn from a mixture (``split_merge_mixed``): as a
     whole by the exact block conditional with probability rho, else token by token, q summing both paths. From
     exact draws of (z, tau) on the 3-document BLOCKS corpus (203 clusterings) the joint of the clustering and of
-    tau of token 0's topic stays p(z, tau | w). Controls: q scored by the path actually taken instead of the
-    mixture (1), the token path scored as independent token terms at the counts without the block (2)."""
+    tau of token 0's topic stays p(z, tau | w), for rho = 1/2, 0.8 and 0 (token path only). Controls: q scored by
+    the path actually taken instead of the mixture (1), the token path scored as independent token terms at the
+    counts without the block (2)."""
     B = T.BLOCKS
     part, mk, cum_p, codes, target = exact_blocks
     n = 200_000
