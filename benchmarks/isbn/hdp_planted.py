@@ -89,6 +89,10 @@ CONFIGS = {
     "sm 3x20 doc, init 1": dict(sm=3, launch=20, init_k=1, unit="document"),
     "sm 3x20 alt, init 10": dict(sm=3, launch=20, unit="alternate"),
     "sm 3x20 alt, init 1": dict(sm=3, launch=20, init_k=1, unit="alternate"),
+    # each document's block drawn from a mixture: as a whole (rho = 1/2) or token by token, q summing both paths
+    # (split_merge_unit="mixed")
+    "sm 3x20 mixed, init 10": dict(sm=3, launch=20, unit="mixed"),
+    "sm 3x20 mixed, init 1": dict(sm=3, launch=20, init_k=1, unit="mixed"),
 }
 
 

@@ -986,3 +986,218 @@ def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, be
             build_topic_index(z, K, order, kstart)
     _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_blocks, dmark, wlist, n_words_touched, wmark)
     return K, outcome
+
+
+# -- split-merge by a mixture of document blocks and tokens ------------------------------------------
+@njit(cache=True, nogil=True)
+def _sm_token_path(rng, S, lo, hi, d, words, side, ndx, nwx, nx, alpha_rho, beta, v_beta, draw):
+    """Place the tokens ``S[lo:hi]`` of document d (out of the counts) one after the other, each on side x with
+    probability proportional to (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta) given the tokens placed before
+    it; returns the log probability of the sides. ``draw`` False: place token s on ``side[s]`` and score that.
+    The counts end holding the block."""
+    logp = 0.0
+    for s in range(lo, hi):
+        w = words[S[s]]
+        p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+        p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+        if draw:
+            x = 0 if rng.random() * (p0 + p1) < p0 else 1
+            side[s] = x
+        else:
+            x = side[s]
+        logp += math.log((p0 if x == 0 else p1) / (p0 + p1))
+        ndx[d, x] += 1
+        nwx[w, x] += 1
+        nx[x] += 1
+    return logp
+
+
+@njit(cache=True, nogil=True)
+def _sm_move_tokens(S, lo, hi, d, words, side, ndx, nwx, nx, sign):
+    """Add (sign 1) or remove (sign -1) the tokens ``S[lo:hi]`` of document d, each on its ``side``."""
+    for s in range(lo, hi):
+        x = side[s]
+        ndx[d, x] += sign
+        nwx[words[S[s]], x] += sign
+        nx[x] += sign
+
+
+@njit(cache=True, nogil=True)
+def _sm_mixed_scan(rng, S, bptr, n_blocks, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, rho,
+                   forced, broken):
+    """One restricted scan over the blocks of :func:`split_merge_mixed`; returns its log probability.
+
+    Block b (tokens ``S[bptr[b]:bptr[b + 1]]``, all in one document d) is taken out of the counts, then with
+    probability rho goes to one side as a whole (side x with probability P_x proportional to the exact collapsed
+    block weight, :func:`_sm_block_log_weight`), otherwise its tokens are placed one by one by the token
+    conditionals given those placed before (:func:`_sm_token_path`, probability T(y)). The block's new sides y
+    have the probability of both paths together,
+
+        rho [P_0 1{y all 0} + P_1 1{y all 1}] + (1 - rho) T(y),
+
+    and that is the factor the scan contributes to q. ``forced``: put the block on ``target`` and score that.
+    ``broken`` (the tests' negative controls only): 1 scores only the path taken (for ``forced``, the block path
+    when y is all on one side, else the token path), 2 scores T(y) as a product of token terms at the counts
+    without the block (drawn sequentially all the same).
+    """
+    logq = 0.0
+    log_rho = math.log(rho) if rho > 0.0 else -np.inf
+    log_1rho = math.log(1.0 - rho) if rho < 1.0 else -np.inf
+    for b in range(n_blocks):
+        lo = bptr[b]
+        hi = bptr[b + 1]
+        d = doc_of[S[lo]]
+        _sm_move_tokens(S, lo, hi, d, words, side, ndx, nwx, nx, -1)
+        l0 = _sm_block_log_weight(S, lo, hi, d, 0, words, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+        l1 = _sm_block_log_weight(S, lo, hi, d, 1, words, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+        m = max(l0, l1)
+        lse = m + math.log(math.exp(l0 - m) + math.exp(l1 - m))
+        block_path = False
+        if forced:
+            for s in range(lo, hi):
+                side[s] = target[s]
+            draw = False
+        elif rng.random() < rho:
+            block_path = True
+            x = 0 if rng.random() < math.exp(l0 - lse) else 1
+            for s in range(lo, hi):
+                side[s] = x
+            draw = False
+        else:
+            draw = True
+        if broken == 2:  # the control: draw as usual, score the token path at the counts without the block
+            log_t = 0.0
+            if draw:
+                _sm_token_path(rng, S, lo, hi, d, words, side, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+                _sm_move_tokens(S, lo, hi, d, words, side, ndx, nwx, nx, -1)
+            for s in range(lo, hi):
+                w = words[S[s]]
+                p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+                p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+                log_t += math.log((p0 if side[s] == 0 else p1) / (p0 + p1))
+            _sm_move_tokens(S, lo, hi, d, words, side, ndx, nwx, nx, 1)
+        else:
+            log_t = _sm_token_path(rng, S, lo, hi, d, words, side, ndx, nwx, nx, alpha_rho, beta, v_beta, draw)
+        x = side[lo]
+        uniform = True
+        for s in range(lo + 1, hi):
+            if side[s] != x:
+                uniform = False
+        log_b = (l0 if x == 0 else l1) - lse
+        if broken == 1:
+            if forced:
+                block_path = uniform
+            logq += log_rho + log_b if block_path else log_1rho + log_t
+        elif uniform:
+            a = log_rho + log_b
+            c = log_1rho + log_t
+            m = max(a, c)
+            logq += m + math.log(math.exp(a - m) + math.exp(c - m))
+        else:
+            logq += log_1rho + log_t
+    return logq
+
+
+@njit(cache=True, nogil=True)
+def split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma, n_launch,
+                      S, side, target, ndx, nwx, docs, wlist, dmark, wmark, order, kstart, bptr, rho, broken):
+    """One Metropolis-Hastings split-merge proposal on (z, tau) whose unit is a document's block of the two
+    topics' tokens, moved either as a whole or token by token; returns (K, outcome) as :func:`split_merge`, with
+    the same target, the same tau handling and the same arguments (plus ``bptr``, int scratch of length
+    >= D + 1, and ``rho`` in [0, 1]).
+
+    Restricted Gibbs split-merge (Jain & Neal 2004): two distinct tokens i and j uniformly at random, i fixed on
+    side 0 and j on side 1, and S, the other tokens of their topic(s), cut into blocks: the runs of one document
+    (a document's share of the pair but i and j). The launch puts every block on a random side as a whole and
+    improves it by ``n_launch`` restricted scans (:func:`_sm_mixed_scan`); a final scan draws the split (or, for
+    a merge, is scored at the current split). In a scan each block is drawn from a mixture: with probability rho
+    as one unit by its exact collapsed conditional (as in :func:`split_merge_blocks`), otherwise token by token
+    by the token conditionals (as in :func:`split_merge`). q, the probability of the proposal actually made, is
+    the product over blocks of the probability of the block's sides summed over both paths, rho P_block 1{block
+    on one side} + (1 - rho) P_tokens; the final scan's q is all the Metropolis-Hastings ratio needs because the
+    launch depends on S, i and j only (Jain & Neal 2004, §3). Unlike :func:`split_merge_blocks`, a merge is never
+    impossible: a document holding both topics contributes its token path, one holding one topic both paths,
+    and i and j may share a document. rho = 1 is a block proposal (a merge of a pair that shares a document then
+    has q = 0 and is rejected). rho = 0 is not the token proposal of :func:`split_merge`: its token path takes the
+    whole block out and places its tokens in turn, each given the block's tokens placed before it (sequential
+    allocation within the document, Dahl 2003), whereas a Gibbs token scan scores each token given all the
+    others; the first makes a block that lies on one side cost about one token's factor, the second one per
+    token (benchmarks/isbn/README.md, "Split-merge by a mixture of block and tokens").
+
+    ``broken`` is for the tests' negative controls only (:func:`_sm_mixed_scan`): 1 scores q by the path taken
+    instead of the mixture, 2 scores the token path as independent token terms.
+    """
+    N = words.shape[0]
+    i = int(rng.random() * N)
+    j = int(rng.random() * (N - 1))
+    if j >= i:
+        j += 1
+    ki = z[i]
+    kj = z[j]
+    split = ki == kj
+    S[0] = i
+    S[1] = j
+    n_s = 2
+    a = kstart[ki]
+    a_end = kstart[ki + 1]
+    b = kstart[kj] if not split else 0
+    b_end = kstart[kj + 1] if not split else 0
+    while a < a_end or b < b_end:
+        if b >= b_end or (a < a_end and order[a] < order[b]):
+            t = order[a]
+            a += 1
+        else:
+            t = order[b]
+            b += 1
+        if t != i and t != j:
+            S[n_s] = t
+            n_s += 1
+    V = n_wk.shape[0]
+    v_beta = V * beta
+    tau_m = tau[ki] if split else tau[ki] + tau[kj]
+    alpha_rho = 0.5 * alpha * tau_m
+    n_docs_touched = 0
+    n_words_touched = 0
+    n_blocks = 0
+    for s in range(n_s):
+        t = S[s]
+        d = doc_of[t]
+        w = words[t]
+        target[s] = 0 if z[t] == ki else 1  # the current split (a merge's reverse move); unused for a split
+        if dmark[d] == 0:
+            dmark[d] = 1
+            docs[n_docs_touched] = d
+            n_docs_touched += 1
+        if wmark[w] == 0:
+            wmark[w] = 1
+            wlist[n_words_touched] = w
+            n_words_touched += 1
+        if s >= 2 and (s == 2 or d != doc_of[S[s - 1]]):  # blocks: S[2:] is in increasing order, so by document
+            bptr[n_blocks] = s - 2
+            n_blocks += 1
+    bptr[n_blocks] = n_s - 2
+    nx = np.zeros(2, dtype=np.int64)
+    for s in range(2):
+        side[s] = s
+        ndx[doc_of[S[s]], s] += 1
+        nwx[words[S[s]], s] += 1
+        nx[s] += 1
+    rest = S[2:n_s]
+    rest_side = side[2:n_s]
+    rest_target = target[2:n_s]
+    for blk in range(n_blocks):
+        x = 0 if rng.random() < 0.5 else 1
+        for s in range(bptr[blk], bptr[blk + 1]):
+            rest_side[s] = x
+        _sm_move_tokens(rest, bptr[blk], bptr[blk + 1], doc_of[rest[bptr[blk]]], words, rest_side, ndx, nwx, nx, 1)
+    for _ in range(n_launch):
+        _sm_mixed_scan(rng, rest, bptr, n_blocks, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho,
+                       beta, v_beta, rho, False, broken)
+    logq = _sm_mixed_scan(rng, rest, bptr, n_blocks, doc_of, words, rest_side, rest_target, ndx, nwx, nx,
+                          alpha_rho, beta, v_beta, rho, not split, broken)
+    K, outcome = _sm_finish(rng, split, ki, kj, logq, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
+                            beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist, n_words_touched)
+    if outcome != 0:
+        build_topic_index(z, K, order, kstart)
+    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
+    return K, outcome

@@ -101,12 +101,14 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
         short; the one-token Gibbs moves alone keep the initial topics for thousands of
         iterations (benchmarks/isbn/README.md, "HDP on planted topics").
     split_merge_launch : int, default 2
-    split_merge_unit : {"token", "document", "alternate"}, default "token"
+    split_merge_unit : {"token", "document", "alternate", "mixed"}, default "token"
         What the restricted scans of a proposal move: single tokens, each document's share of the two
-        topics as one block (``harmonium._kernels.hdp.split_merge_blocks``), or the one then the other in
-        turn. Block proposals can merge two topics that split the documents between them: the reverse
-        split then has one factor per document instead of one per token (benchmarks/isbn/README.md,
-        "Merges from above").
+        topics as one block (``harmonium._kernels.hdp.split_merge_blocks``), the one then the other in
+        turn, or each document's share drawn from a mixture of the two, as a whole or token by token
+        (``harmonium._kernels.hdp.split_merge_mixed``). Block proposals can merge two topics that split the
+        documents between them: the reverse split then has one factor per document instead of one per token
+        (benchmarks/isbn/README.md, "Merges from above"); mixed ones need no pair whose documents hold one
+        topic each, since q sums both paths.
     split_merge_iterations : int or None, default None
         Make the split-merge proposals only in iterations 1 .. ``split_merge_iterations`` and plain
         Gibbs iterations after them (None: in every iteration). A fixed schedule, so the chain stays

@@ -347,10 +347,11 @@ TAU_EDGES = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
 
 @njit
 def _run_split_merge_chains(rng, n_moves, n_launch, sequential, broken, cum_p, part_of, mk_of, partitions, doc_ptr,
-                            words, alpha, gamma, beta, codes, edges, out_part, out_bin, n_words=3, unit=0):
+                            words, alpha, gamma, beta, codes, edges, out_part, out_bin, n_words=3, unit=0, rho=0.5):
     """Chains from exact draws of p(z, tau | w), ``n_moves`` split-merge proposals each; the clustering and
     the bin of tau of token 0's topic at the end. ``unit``: 0 token proposals (``split_merge``), 1 document
-    blocks (``split_merge_blocks``), 2 the two in turn. Returns the numbers of accepted splits and merges."""
+    blocks (``split_merge_blocks``), 2 the two in turn, 3 the mixture of the two (``split_merge_mixed``, block
+    path with probability ``rho``). Returns the numbers of accepted splits and merges."""
     N = words.shape[0]
     D = doc_ptr.shape[0] - 1
     V = n_words
@@ -387,6 +388,10 @@ def _run_split_merge_chains(rng, n_moves, n_launch, sequential, broken, cum_p, p
                 K, outcome = khdp.split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
                                                      gamma, n_launch, S, side, target, ndx, nwx, docs, wlist, dmark,
                                                      wmark, order, kstart, bptr, broken)
+            elif unit == 3:
+                K, outcome = khdp.split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
+                                                    gamma, n_launch, S, side, target, ndx, nwx, docs, wlist, dmark,
+                                                    wmark, order, kstart, bptr, rho, broken)
             else:
                 K, outcome = khdp.split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma,
                                               n_launch, S, side, target, ndx, nwx, docs, wlist, dmark, wmark, order,
@@ -467,6 +472,33 @@ def test_block_split_merge_leaves_posterior_invariant(exact_blocks, unit, n_laun
     n_split, n_merge = _run_split_merge_chains(rng, 4, n_launch, False, broken, cum_p, part, mk, B.partitions,
                                                B.tokens.doc_ptr, B.tokens.words, B.alpha, B.gamma, B.beta, codes,
                                                TAU_EDGES, out_part, out_bin, B.V, unit)
+    assert out_part.min() >= 0
+    assert min(n_split, n_merge) > 0.01 * n  # the moves act: many splits and merges accepted
+    observed = np.bincount(out_part * (TAU_EDGES.shape[0] - 1) + out_bin, minlength=target.shape[0]).astype(float)
+    p = chi2_pvalue(observed, target / target.sum())
+    assert (p > ALPHA_TEST) == ok, (p, n_split, n_merge)
+
+
+@pytest.mark.parametrize("n_launch, rho, broken, ok", [
+    (2, 0.5, 0, True), (0, 0.5, 0, True), (1, 0.8, 0, True), (2, 0.0, 0, True), (2, 0.5, 1, False),
+    (0, 0.5, 1, False),
+    (2, 0.5, 2, False)])
+def test_mixed_split_merge_leaves_posterior_invariant(exact_blocks, n_launch, rho, broken, ok):
+    """Split-merge proposals whose unit is a document's block drawn from a mixture (``split_merge_mixed``): as a
+    whole by the exact block conditional with probability rho, else token by token, q summing both paths. From
+    exact draws of (z, tau) on the 3-document BLOCKS corpus (203 clusterings) the joint of the clustering and of
+    tau of token 0's topic stays p(z, tau | w), for rho = 1/2, 0.8 and 0 (token path only). Controls: q scored by
+    the path actually taken instead of the mixture (1), the token path scored as independent token terms at the
+    counts without the block (2)."""
+    B = T.BLOCKS
+    part, mk, cum_p, codes, target = exact_blocks
+    n = 200_000
+    out_part = np.empty(n, np.int64)
+    out_bin = np.empty(n, np.int64)
+    rng = np.random.default_rng(2026)
+    n_split, n_merge = _run_split_merge_chains(rng, 4, n_launch, False, broken, cum_p, part, mk, B.partitions,
+                                               B.tokens.doc_ptr, B.tokens.words, B.alpha, B.gamma, B.beta, codes,
+                                               TAU_EDGES, out_part, out_bin, B.V, 3, rho)
     assert out_part.min() >= 0
     assert min(n_split, n_merge) > 0.01 * n  # the moves act: many splits and merges accepted
     observed = np.bincount(out_part * (TAU_EDGES.shape[0] - 1) + out_bin, minlength=target.shape[0]).astype(float)

@@ -76,7 +76,7 @@ def test_capacity_growth_does_not_change_the_chain(synthetic, sampler):
     np.testing.assert_array_equal(runs[0].tau[: K + 1], runs[1].tau[: K + 1])
 
 
-@pytest.mark.parametrize("unit", ["token", "document", "alternate"])
+@pytest.mark.parametrize("unit", ["token", "document", "alternate", "mixed"])
 def test_split_merge_moves_keep_the_counts_and_ignore_the_capacity(synthetic, unit):
     corpus, _, _ = synthetic
     tokens = corpus.tokens()
@@ -128,6 +128,33 @@ def test_document_block_merges_join_the_halves_of_a_topic_that_token_merges_cann
             pairs = np.unique(np.stack([planted, st.z]), axis=1)
             assert pairs.shape[1] == 4
     assert merges == {"token": 0, "document": 1}
+
+
+def test_mixed_merges_join_halves_that_share_documents():
+    """As above, but 16 documents hold tokens of both halves (every other topic-0 token of the documents
+    d = 1 mod 10 moved to the other half), as every pair of extra topics on tests4 does (benchmarks/isbn/README.md,
+    "Merges from above"): block proposals reject the merge (no block-aligned pair) and token proposals cannot
+    regenerate the halves; mixed proposals (each block as a whole or token by token, q summing both paths)
+    merge them back to the planted clustering."""
+    corpus, phi, theta = lda_corpus(seed=0, n_topics=4)
+    tokens = corpus.tokens()
+    doc = np.repeat(np.arange(corpus.n_docs), np.diff(tokens.doc_ptr))
+    planted = np.argmax(theta[doc] * phi[:, tokens.words].T, axis=1).astype(np.int32)
+    z = planted.copy()
+    z[(z == 0) & (doc % 2 == 0)] = 4
+    z[(z == 0) & (doc % 10 == 1) & (np.arange(z.shape[0]) % 2 == 0)] = 4
+    both = np.intersect1d(doc[z == 0], doc[z == 4])
+    assert both.shape[0] == 16
+    model = HDPModel(0.05, corpus.n_words)
+    tau = np.append(np.bincount(z) / z.shape[0] * 0.95, 0.05)
+    merges = {}
+    for unit in ("token", "document", "mixed"):
+        st = da.state_from_assignments(tokens, model, z.copy(), tau, 1.0, 1.0)
+        st, _, merges[unit] = da.split_merge(np.random.default_rng(0), st, tokens, model, 300, 5, unit=unit)
+        if unit == "mixed":
+            assert st.n_topics == 4
+            assert np.unique(np.stack([planted, st.z]), axis=1).shape[1] == 4
+    assert merges == {"token": 0, "document": 0, "mixed": 1}
 
 
 def test_split_merge_from_one_topic_finds_the_planted_topics():

@@ -196,9 +196,14 @@ def current_beta(state: DirectAssignmentState, model: HDPModel) -> float:
     return model.beta if state.beta is None else float(state.beta)
 
 
-#: The units a split-merge proposal moves: one token, one document's block of the two topics' tokens, or the one
-#: then the other in turn (proposal 0 by token, 1 by document, ...).
-SPLIT_MERGE_UNITS = ("token", "document", "alternate")
+#: The units a split-merge proposal moves: one token, one document's block of the two topics' tokens, the one
+#: then the other in turn (proposal 0 by token, 1 by document, ...), or a document's block drawn from a mixture
+#: of the two (as a whole with probability ``MIXED_RHO``, else token by token).
+SPLIT_MERGE_UNITS = ("token", "document", "alternate", "mixed")
+
+#: The probability that a block of a "mixed" split-merge scan moves as a whole
+#: (:func:`harmonium._kernels.hdp.split_merge_mixed`).
+MIXED_RHO = 0.5
 
 
 def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: TokenStream, model: HDPModel,
@@ -210,8 +215,10 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
 
     ``unit``: "token" (:func:`~harmonium._kernels.hdp.split_merge`), "document" (each document's share of the
     two topics moves as one block, :func:`~harmonium._kernels.hdp.split_merge_blocks`; its merges need no
-    token-by-token reverse split), or "alternate" (token, document, token, ... within the call). ``sequential``
-    applies to the token proposals only.
+    token-by-token reverse split), "alternate" (token, document, token, ... within the call) or "mixed" (each
+    document's block moves as a whole with probability ``MIXED_RHO``, else token by token, and q sums both
+    paths, :func:`~harmonium._kernels.hdp.split_merge_mixed`; its merges need no block-aligned pair).
+    ``sequential`` applies to the token proposals only.
 
     ``sequential``: draw the launch state by sequential allocation (Dahl 2003, 2005) before the
     ``n_launch`` restricted scans, rather than at random. Each move leaves p(z, tau | w, alpha, gamma)
@@ -240,6 +247,8 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
                 sc.dmark, sc.wmark, sc.order, kstart)
         if unit == "document" or (unit == "alternate" and p % 2 == 1):
             K, outcome = khdp.split_merge_blocks(*args, sc.bptr, int(broken))
+        elif unit == "mixed":
+            K, outcome = khdp.split_merge_mixed(*args, sc.bptr, MIXED_RHO, int(broken))
         else:
             K, outcome = khdp.split_merge(*args, bool(sequential), int(broken))
         n_split += outcome == 1
@@ -276,9 +285,10 @@ def build_kernel(*, sampler: str = "sparse", sample_alpha: bool = False, sample_
         ``split_merge_launch`` restricted Gibbs scans. 0 proposals: the plain Gibbs sampler.
     split_merge_sequential : bool
         Draw each launch state by sequential allocation (Dahl 2003, 2005) rather than at random.
-    split_merge_unit : {"token", "document", "alternate"}
+    split_merge_unit : {"token", "document", "alternate", "mixed"}
         What a proposal's restricted scans move (:func:`split_merge`): single tokens, each document's block of
-        the two topics' tokens, or the one then the other in turn.
+        the two topics' tokens, the one then the other in turn, or each document's block as a whole or token by
+        token at random (a mixture; q sums both paths).
     sample_beta, beta_prior : bool, (shape, rate)
         Resample the topic-word prior beta | z, w (:func:`~harmonium.inference.mcmc.isbn.hyper.resample_beta`) each
         iteration, under a Gamma(shape, rate) prior, starting from ``model.beta``; the value is kept in ``state.beta``.
