@@ -326,6 +326,66 @@ BLOCK_SHIFT = 3  # the sparse sweeps sum the smooth mass over blocks of 8 positi
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _sparse_scratch(b, cap, xv, obs, act, K):
+    """The scratch of a sparse sweep over node b (capacity ``cap``), once a call: the block sums, the block
+    corrections (all zero), a per-state cache, and the per-category lists of node b's states with n_{x,s} > 0
+    (category c owns ``wtop[wptr[c] : wptr[c] + wlen[c]]``, capacity its number of items)."""
+    nb = (cap >> BLOCK_SHIFT) + 2
+    ncat = obs.shape[0]
+    wptr = np.zeros(ncat + 1, dtype=np.int64)
+    wtop = np.empty(max(xv.shape[0], 1), dtype=np.int32)
+    wlen = np.zeros(ncat, dtype=np.int64)
+    for i in range(xv.shape[0]):
+        wptr[xv[i] + 1] += 1
+    for c in range(ncat):
+        wptr[c + 1] += wptr[c]
+    for c in range(ncat):
+        if wptr[c + 1] > wptr[c]:
+            m = 0
+            for kk in range(K[b]):
+                s = act[b, kk]
+                if obs[c, s, 0] > 0:
+                    wtop[wptr[c] + m] = s
+                    m += 1
+            wlen[c] = m
+    return np.zeros(nb), np.zeros(nb), np.zeros(cap), wptr, wtop, wlen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _obs_count(x, s, sign, obs, obs_tot, obs_inv, pa_sum):
+    """Move one item of category x into (sign 1) or out of (sign -1) state s's observed counts. Branch-free on
+    purpose: an inlined helper with a branch over these arrays measured 30% slower in the one-node sweep."""
+    obs[x, s, 0] += sign
+    obs_tot[s, 0] += sign
+    obs_inv[s, 0] = 1.0 / (pa_sum + obs_tot[s, 0])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cache_set(b, s, v, posof, cache, blocks):
+    """cache[s] = v with the sum of s's block of node b's positions kept; returns the change (for a total)."""
+    dv = v - cache[s]
+    blocks[posof[b, s] >> BLOCK_SHIFT] += dv
+    cache[s] = v
+    return dv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_state(rng, b, act, K, label, next_label, kind, alpha, gamma, tau, tau_u, extra, newmass):
+    """Bring node b's first free slot alive (a new label; an HDP node breaks its weight off tau_u); returns it."""
+    s = act[b, K[b]]
+    K[b] += 1
+    label[b, s] = next_label[b]
+    next_label[b] += 1
+    if kind[b] == 0:
+        frac = rng.beta(1.0, gamma[b])
+        tau[b, s] = frac * tau_u[b]
+        tau_u[b] *= 1.0 - frac
+        extra[b, s] = alpha[b] * tau[b, s]
+        newmass[b] = alpha[b] * tau_u[b]
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _block_mass(blk, Kn, r, act, extra, Cb, obs_inv, aval, blocks):
     """aval[s] = (extra_s + N_{s|r}) / (pa_sum + n_s) for the block's states and blocks[blk] their sum."""
     lo = blk << BLOCK_SHIFT
@@ -357,28 +417,8 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
     Cb = Cs[0]
     Tb = Ts[0]
     cap = Cb.shape[2]
-    ncat = obs.shape[0]
     bs = 1 << BLOCK_SHIFT
-    nb = (cap >> BLOCK_SHIFT) + 2
-    blocks = np.zeros(nb)
-    bx = np.zeros(nb)
-    aval = np.zeros(cap)
-    wptr = np.zeros(ncat + 1, dtype=np.int64)
-    for i in range(N):
-        wptr[xv[i] + 1] += 1
-    for c in range(ncat):
-        wptr[c + 1] += wptr[c]
-    wtop = np.empty(max(N, 1), dtype=np.int32)
-    wlen = np.zeros(ncat, dtype=np.int64)
-    for c in range(ncat):
-        if wptr[c + 1] > wptr[c]:
-            m = 0
-            for kk in range(K[0]):
-                s = act[0, kk]
-                if obs[c, s, 0] > 0:
-                    wtop[wptr[c] + m] = s
-                    m += 1
-            wlen[c] = m
+    blocks, bx, aval, wptr, wtop, wlen = _sparse_scratch(0, cap, xv, obs, act, K)
     cur = -1
     atot = 0.0
     for i in range(start, N):
@@ -390,9 +430,7 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
         Cb[r, 0, old] -= 1
         Tb[r, 0] -= 1
         used[0, old] -= 1
-        obs[x, old, 0] -= 1
-        obs_tot[old, 0] -= 1
-        obs_inv[old, 0] = 1.0 / (pa_sum + obs_tot[old, 0])
+        _obs_count(x, old, -1, obs, obs_tot, obs_inv, pa_sum)
         if obs[x, old, 0] == 0:
             wlen[x] = list_remove(wtop, wptr[x], wlen[x], old)
         rec_pos[0] = -1
@@ -408,10 +446,7 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
                 _block_mass(blk, Kn, r, act, extra, Cb, obs_inv, aval, blocks)
                 atot += blocks[blk]
         else:
-            v = (extra[0, old] + Cb[r, 0, old]) * obs_inv[old, 0]
-            blocks[posof[0, old] >> BLOCK_SHIFT] += v - aval[old]
-            atot += v - aval[old]
-            aval[old] = v
+            atot += _cache_set(0, old, (extra[0, old] + Cb[r, 0, old]) * obs_inv[old, 0], posof, aval, blocks)
         # the draw (bx is all zero between items)
         ax = pa[x]
         base = wptr[x]
@@ -461,16 +496,7 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
         if not created:
             new = act[0, pos]
         else:
-            new = act[0, Kn]
-            K[0] += 1
-            label[0, new] = next_label[0]
-            next_label[0] += 1
-            if kind[0] == 0:
-                frac = rng.beta(1.0, gamma[0])
-                tau[0, new] = frac * tau_u[0]
-                tau_u[0] *= 1.0 - frac
-                extra[0, new] = alpha[0] * tau[0, new]
-                newmass[0] = alpha[0] * tau_u[0]
+            new = _new_state(rng, 0, act, K, label, next_label, kind, alpha, gamma, tau, tau_u, extra, newmass)
         z[0, i] = new
         Cb[r, 0, new] += 1
         Tb[r, 0] += 1
@@ -478,19 +504,14 @@ def _sweep_one_node(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, kin
         if obs[x, new, 0] == 0:
             wtop[wptr[x] + wlen[x]] = new
             wlen[x] += 1
-        obs[x, new, 0] += 1
-        obs_tot[new, 0] += 1
-        obs_inv[new, 0] = 1.0 / (pa_sum + obs_tot[new, 0])
-        blk = posof[0, new] >> BLOCK_SHIFT
+        _obs_count(x, new, 1, obs, obs_tot, obs_inv, pa_sum)
         if created:
+            blk = posof[0, new] >> BLOCK_SHIFT
             atot -= blocks[blk] if blk < nblk else 0.0
             _block_mass(blk, K[0], r, act, extra, Cb, obs_inv, aval, blocks)
             atot += blocks[blk]
         else:
-            v = (extra[0, new] + Cb[r, 0, new]) * obs_inv[new, 0]
-            blocks[blk] += v - aval[new]
-            atot += v - aval[new]
-            aval[new] = v
+            atot += _cache_set(0, new, (extra[0, new] + Cb[r, 0, new]) * obs_inv[new, 0], posof, aval, blocks)
     return N
 
 
@@ -539,31 +560,11 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
     T1 = Ts[1]
     cap0 = C0.shape[2]
     cap1 = C1.shape[2]
-    ncat = obs.shape[0]
     bs = 1 << BLOCK_SHIFT
-    nb = (cap1 >> BLOCK_SHIFT) + 2
-    gblk = np.zeros(nb)
-    bx = np.zeros(nb)
-    g = np.zeros(cap1)
+    gblk, bx, g, wptr, wtop, wlen = _sparse_scratch(1, cap1, xv, obs, act, K)
     wv = np.zeros(cap1)
     rl = np.zeros((cap0, cap1), dtype=np.int32)
     rlen = np.zeros(cap0, dtype=np.int64)
-    wptr = np.zeros(ncat + 1, dtype=np.int64)
-    for i in range(N):
-        wptr[xv[i] + 1] += 1
-    for c in range(ncat):
-        wptr[c + 1] += wptr[c]
-    wtop = np.empty(max(N, 1), dtype=np.int32)
-    wlen = np.zeros(ncat, dtype=np.int64)
-    for c in range(ncat):
-        if wptr[c + 1] > wptr[c]:
-            m = 0
-            for kk in range(K[1]):
-                s = act[1, kk]
-                if obs[c, s, 0] > 0:
-                    wtop[wptr[c] + m] = s
-                    m += 1
-            wlen[c] = m
     E = _g_blocks(K[1], act, extra, obs_inv, g, gblk)
     cur0 = -1
     cur1 = -1
@@ -584,9 +585,7 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
         used[1, k_old] -= 1
         if r1 == cur1 and C1[r1, l_old, k_old] == 0:
             rlen[l_old] = list_remove(rl[l_old], 0, rlen[l_old], k_old)
-        obs[x, k_old, 0] -= 1
-        obs_tot[k_old, 0] -= 1
-        obs_inv[k_old, 0] = 1.0 / (pa_sum + obs_tot[k_old, 0])
+        _obs_count(x, k_old, -1, obs, obs_tot, obs_inv, pa_sum)
         if obs[x, k_old, 0] == 0:
             wlen[x] = list_remove(wtop, wptr[x], wlen[x], k_old)
         rec_pos[0] = -1
@@ -600,10 +599,7 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
             cur0 = r0                                              # retirement and every 1024 items: no drift
             E = _g_blocks(K1, act, extra, obs_inv, g, gblk)
         else:
-            v = extra[1, k_old] * obs_inv[k_old, 0]
-            gblk[posof[1, k_old] >> BLOCK_SHIFT] += v - g[k_old]
-            E += v - g[k_old]
-            g[k_old] = v
+            E += _cache_set(1, k_old, extra[1, k_old] * obs_inv[k_old, 0], posof, g, gblk)
         if r1 != cur1:  # the per-parent-state lists of the nonzero counts N_{k|l,r1}
             cur1 = r1
             for ps in range(cap0):
@@ -711,16 +707,7 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
             if p < K[b]:
                 z[b, i] = act[b, p]
             else:
-                s = act[b, K[b]]
-                K[b] += 1
-                label[b, s] = next_label[b]
-                next_label[b] += 1
-                if kind[b] == 0:
-                    frac = rng.beta(1.0, gamma[b])
-                    tau[b, s] = frac * tau_u[b]
-                    tau_u[b] *= 1.0 - frac
-                    extra[b, s] = alpha[b] * tau[b, s]
-                    newmass[b] = alpha[b] * tau_u[b]
+                s = _new_state(rng, b, act, K, label, next_label, kind, alpha, gamma, tau, tau_u, extra, newmass)
                 z[b, i] = s
                 if b == 1:
                     created1 = True
@@ -740,16 +727,11 @@ def _sweep_two_nodes(rng, start, Cs, Ts, rowidx, z, used, act, posof, K, inf, ki
         if obs[x, k_new, 0] == 0:
             wtop[wptr[x] + wlen[x]] = k_new
             wlen[x] += 1
-        obs[x, k_new, 0] += 1
-        obs_tot[k_new, 0] += 1
-        obs_inv[k_new, 0] = 1.0 / (pa_sum + obs_tot[k_new, 0])
+        _obs_count(x, k_new, 1, obs, obs_tot, obs_inv, pa_sum)
         if created1:
             E = _g_blocks(K[1], act, extra, obs_inv, g, gblk)
         else:
-            v = extra[1, k_new] * obs_inv[k_new, 0]
-            gblk[posof[1, k_new] >> BLOCK_SHIFT] += v - g[k_new]
-            E += v - g[k_new]
-            g[k_new] = v
+            E += _cache_set(1, k_new, extra[1, k_new] * obs_inv[k_new, 0], posof, g, gblk)
     return N
 
 
@@ -794,17 +776,8 @@ def sweep(rng, start, nA, Cs, Ts, rowidx, z, used, act, posof, K, inf, kind, alp
             if p < K[b]:
                 z[b, i] = act[b, p]
             else:
-                s = act[b, K[b]]
-                K[b] += 1
-                label[b, s] = next_label[b]
-                next_label[b] += 1
-                if kind[b] == 0:
-                    frac = rng.beta(1.0, gamma[b])
-                    tau[b, s] = frac * tau_u[b]
-                    tau_u[b] *= 1.0 - frac
-                    extra[b, s] = alpha[b] * tau[b, s]
-                    newmass[b] = alpha[b] * tau_u[b]
-                z[b, i] = s
+                z[b, i] = _new_state(rng, b, act, K, label, next_label, kind, alpha, gamma, tau, tau_u, extra,
+                                     newmass)
         _move(i, 1, nA, Cs, Ts, rowidx, z, used, upd, train, obs, obs_tot, obs_inv, xv, okind, n_trials, pa_sum,
               upd_obs)
     return N

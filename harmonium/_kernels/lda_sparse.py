@@ -23,8 +23,8 @@ All functions mutate their array arguments in place.
 
 Document counts: the serial sweep needs only the current document's row of
 n_dk. With ``n_dk=None`` it rebuilds that row from the token topics z into a
-K-length scratch ``drow`` when it reaches the document (O(N_d), the walk that
-already lists the document's topics) and clears it after (O(k_d)), as
+K-length scratch ``drow`` when it reaches the document (O(N_d), a walk after
+``doc_topics`` lists the document's topics) and clears it after (O(k_d)), as
 MALLET's ``sampleTopicsForOneDoc`` does; no D x K table is needed. The
 word-partitioned sweep visits a document once per word block and keeps the
 dense n_dk. The arithmetic is the same either way, so the same uniforms give
@@ -109,19 +109,6 @@ def word_bucket_pick(u, qbuf, wtop, base, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def doc_bucket_pick(u, n_dk, d, dtop, dlen, beta, c):
-    """The topic of the document bucket (SparseLDA's r: n_dk beta c_k over d's topics ``dtop[:dlen]``)
-    at which the running mass first exceeds u; the last on rounding, -1 when the document has no topic."""
-    acc = 0.0
-    for j in range(dlen):
-        k = dtop[j]
-        acc += n_dk[d, k] * beta * c[k]
-        if u < acc:
-            return k
-    return dtop[dlen - 1] if dlen > 0 else -1
-
-
-@njit(cache=True, nogil=True, inline="always")
 def doc_row_bucket_pick(u, row, dtop, dlen, beta, c):
     """The topic of the document bucket (SparseLDA's r: n_dk beta c_k over d's topics ``dtop[:dlen]``, with
     ``row`` = n_dk[d]) at which the running mass first exceeds u; the last on rounding, -1 when the document
@@ -133,6 +120,12 @@ def doc_row_bucket_pick(u, row, dtop, dlen, beta, c):
         if u < acc:
             return k
     return dtop[dlen - 1] if dlen > 0 else -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def doc_bucket_pick(u, n_dk, d, dtop, dlen, beta, c):
+    """:func:`doc_row_bucket_pick` over document d's row of the (D, K) table ``n_dk`` (the HDP sweep's form)."""
+    return doc_row_bucket_pick(u, n_dk[d], dtop, dlen, beta, c)
 
 
 @njit(cache=True, nogil=True)
@@ -172,19 +165,13 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             if lo == hi:
                 continue
         # the document's counts, topic list and q coefficients
+        dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
         if n_dk is None:
             row = drow
-            dlen = 0
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                k = z[i]
-                if row[k] == 0:
-                    in_doc[k] = 1
-                    dtop[dlen] = k
-                    dlen += 1
-                row[k] += 1
+                row[z[i]] += 1
         else:
             row = n_dk[d]
-            dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
         r = 0.0
         for j in range(dlen):
             k = dtop[j]
