@@ -478,13 +478,13 @@ def build_topic_index(z, K, order, kstart):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sm_place_token(rng, s, d, w, x, side, ndx, nwx, nx, alpha_rho, beta, v_beta):
-    """Put token s (document d, word w; out of the counts) on side x, or, for x < 0, on a side drawn with
+def _sm_place_token(rng, s, d, w, draw, x, side, ndx, nwx, nx, alpha_rho, beta, v_beta):
+    """Put token s (document d, word w; out of the counts) on side x, or, with ``draw``, on a side drawn with
     probability proportional to (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta); sets ``side[s]``, adds it to the
     counts and returns the log probability of that side."""
     p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
     p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
-    if x < 0:
+    if draw:
         x = 0 if rng.random() * (p0 + p1) < p0 else 1
     side[s] = x
     ndx[d, x] += 1
@@ -498,7 +498,7 @@ def _sm_allocate(rng, S, n_s, doc_of, words, side, ndx, nwx, nx, alpha_rho, beta
     """Sequential allocation (Dahl 2003): the tokens ``S[:n_s]``, in order, each to side x with probability
     proportional to (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta), the counts holding the tokens placed so far."""
     for s in range(n_s):
-        _sm_place_token(rng, s, doc_of[S[s]], words[S[s]], -1, side, ndx, nwx, nx, alpha_rho, beta, v_beta)
+        _sm_place_token(rng, s, doc_of[S[s]], words[S[s]], True, 0, side, ndx, nwx, nx, alpha_rho, beta, v_beta)
 
 
 @njit(cache=True, nogil=True)
@@ -519,8 +519,7 @@ def _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, 
         ndx[d, x] -= 1
         nwx[w, x] -= 1
         nx[x] -= 1
-        logq += _sm_place_token(rng, s, d, w, target[s] if forced else -1, side, ndx, nwx, nx, alpha_rho, beta,
-                                v_beta)
+        logq += _sm_place_token(rng, s, d, w, not forced, target[s], side, ndx, nwx, nx, alpha_rho, beta, v_beta)
     return logq
 
 
@@ -1012,8 +1011,8 @@ def _sm_token_path(rng, S, lo, hi, d, words, side, ndx, nwx, nx, alpha_rho, beta
     The counts end holding the block."""
     logp = 0.0
     for s in range(lo, hi):
-        logp += _sm_place_token(rng, s, d, words[S[s]], -1 if draw else side[s], side, ndx, nwx, nx, alpha_rho,
-                                beta, v_beta)
+        logp += _sm_place_token(rng, s, d, words[S[s]], draw, side[s], side, ndx, nwx, nx, alpha_rho, beta,
+                                v_beta)
     return logp
 
 
