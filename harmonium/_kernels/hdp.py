@@ -1010,9 +1010,17 @@ def _sm_token_path(rng, S, lo, hi, d, words, side, ndx, nwx, nx, alpha_rho, beta
     it; returns the log probability of the sides. ``draw`` False: place token s on ``side[s]`` and score that.
     The counts end holding the block."""
     logp = 0.0
-    for s in range(lo, hi):
-        logp += _sm_place_token(rng, s, d, words[S[s]], draw, side[s], side, ndx, nwx, nx, alpha_rho, beta,
-                                v_beta)
+    for s in range(lo, hi):  # not _sm_place_token: through it this loop, the mixed proposal's hot one, ran 2x slower
+        w = words[S[s]]
+        p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+        p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+        if draw:
+            side[s] = 0 if rng.random() * (p0 + p1) < p0 else 1
+        x = side[s]
+        logp += math.log((p0 if x == 0 else p1) / (p0 + p1))
+        ndx[d, x] += 1
+        nwx[w, x] += 1
+        nx[x] += 1
     return logp
 
 
