@@ -704,35 +704,22 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     # final scan: a split drawn, or the current split scored; the counts then hold the split
     logq = _sm_scan(rng, rest, n_s - 2, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho, beta,
                     v_beta, not split)
-    return _sm_conclude(rng, split, ki, kj, logq, broken != 1, broken != 2, broken != 4, doc_of, words, z, n_dk, n_wk,
-                        n_k, tau, K, alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist,
-                        n_words_touched, wmark, order, kstart)
-
-
-@njit(cache=True, nogil=True)  # not inlined: a call of over 30 arguments is one numba cannot inline
-def _sm_conclude(rng, split, ki, kj, logq, use_q, use_jacobian, reindex, doc_of, words, z, n_dk, n_wk, n_k, tau, K,
-                 alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist, n_words_touched,
-                 wmark, order, kstart):
-    """The end of every split-merge proposal: :func:`_sm_finish`, the topic index rebuilt after an accepted move
-    (unless ``reindex`` is False, a negative control) and the scratch cleared; returns (K, outcome)."""
-    K, outcome = _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, doc_of, words, z, n_dk, n_wk, n_k,
-                            tau, K, alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist,
-                            n_words_touched)
-    if outcome != 0 and reindex:
-        build_topic_index(z, K, order, kstart)
-    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
-    return K, outcome
+    return _sm_finish(rng, split, ki, kj, logq, broken != 1, broken != 2, broken != 4, doc_of, words, z, n_dk, n_wk,
+                      n_k, tau, K, alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist,
+                      n_words_touched, wmark, order, kstart)
 
 
 @njit(cache=True, nogil=True)
-def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
-               gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist, n_words_touched):
+def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, reindex, doc_of, words, z, n_dk, n_wk, n_k, tau, K,
+               alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist, n_words_touched,
+               wmark, order, kstart):
     """The Metropolis-Hastings step shared by :func:`split_merge` and :func:`split_merge_blocks`; returns (K, outcome).
 
     On entry ``side[:n_s]`` and the two-column counts ``ndx``, ``nwx``, ``nx`` hold the split (drawn for a split,
     the current one for a merge) and ``logq`` the log probability that the final scan gives it. Draws u, scores
     the ratio (``use_q``, ``use_jacobian`` False only for the tests' broken twins) and, if accepted, writes the
-    move into z, the counts and tau.
+    move into z, the counts and tau; then rebuilds the topic index after an accepted move (unless ``reindex`` is
+    False, a negative control) and clears the scratch.
     """
     N = words.shape[0]
     V = n_wk.shape[0]
@@ -819,6 +806,9 @@ def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, doc_of, words, z, 
                 tau[last] = tau[K]
                 tau[K] = 0.0
                 K -= 1
+    if outcome != 0 and reindex:
+        build_topic_index(z, K, order, kstart)
+    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
     return K, outcome
 
 
@@ -997,9 +987,9 @@ def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, be
                               alpha_rho, beta, v_beta, not split, q_broken)
     else:
         logq = _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
-    return _sm_conclude(rng, split, ki, kj, logq, True, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
-                        beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_blocks, dmark, wlist, n_words_touched, wmark,
-                        order, kstart)
+    return _sm_finish(rng, split, ki, kj, logq, True, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
+                      beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_blocks, dmark, wlist, n_words_touched, wmark,
+                      order, kstart)
 
 
 # -- split-merge by a mixture of document blocks and tokens ------------------------------------------
@@ -1176,6 +1166,6 @@ def split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, bet
                        beta, v_beta, rho, False, broken)
     logq = _sm_mixed_scan(rng, rest, bptr, n_blocks, doc_of, words, rest_side, rest_target, ndx, nwx, nx,
                           alpha_rho, beta, v_beta, rho, not split, broken)
-    return _sm_conclude(rng, split, ki, kj, logq, True, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
-                        beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist, n_words_touched,
-                        wmark, order, kstart)
+    return _sm_finish(rng, split, ki, kj, logq, True, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
+                      beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist, n_words_touched,
+                      wmark, order, kstart)
