@@ -519,7 +519,14 @@ def _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, 
         ndx[d, x] -= 1
         nwx[w, x] -= 1
         nx[x] -= 1
-        logq += _sm_place_token(rng, s, d, w, not forced, target[s], side, ndx, nwx, nx, alpha_rho, beta, v_beta)
+        p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+        p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+        x = target[s] if forced else (0 if rng.random() * (p0 + p1) < p0 else 1)
+        side[s] = x
+        logq += math.log((p0 if x == 0 else p1) / (p0 + p1))
+        ndx[d, x] += 1
+        nwx[w, x] += 1
+        nx[x] += 1
     return logq
 
 
