@@ -477,21 +477,28 @@ def build_topic_index(z, K, order, kstart):
     kstart[0] = 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sm_place_token(rng, s, d, w, draw, x, side, ndx, nwx, nx, alpha_rho, beta, v_beta):
+    """Put token s (document d, word w; out of the counts) on side x, or, with ``draw``, on a side drawn with
+    probability proportional to (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta); sets ``side[s]``, adds it to the
+    counts and returns the log probability of that side."""
+    p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
+    p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
+    if draw:
+        x = 0 if rng.random() * (p0 + p1) < p0 else 1
+    side[s] = x
+    ndx[d, x] += 1
+    nwx[w, x] += 1
+    nx[x] += 1
+    return math.log((p0 if x == 0 else p1) / (p0 + p1))
+
+
 @njit(cache=True, nogil=True)
 def _sm_allocate(rng, S, n_s, doc_of, words, side, ndx, nwx, nx, alpha_rho, beta, v_beta):
     """Sequential allocation (Dahl 2003): the tokens ``S[:n_s]``, in order, each to side x with probability
     proportional to (n_dx + alpha rho)(n_wx + beta)/(n_x + V beta), the counts holding the tokens placed so far."""
     for s in range(n_s):
-        t = S[s]
-        d = doc_of[t]
-        w = words[t]
-        p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
-        p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
-        x = 0 if rng.random() * (p0 + p1) < p0 else 1
-        side[s] = x
-        ndx[d, x] += 1
-        nwx[w, x] += 1
-        nx[x] += 1
+        _sm_place_token(rng, s, doc_of[S[s]], words[S[s]], True, 0, side, ndx, nwx, nx, alpha_rho, beta, v_beta)
 
 
 @njit(cache=True, nogil=True)
@@ -514,10 +521,7 @@ def _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, 
         nx[x] -= 1
         p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
         p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
-        if forced:
-            x = target[s]
-        else:
-            x = 0 if rng.random() * (p0 + p1) < p0 else 1
+        x = target[s] if forced else (0 if rng.random() * (p0 + p1) < p0 else 1)
         side[s] = x
         logq += math.log((p0 if x == 0 else p1) / (p0 + p1))
         ndx[d, x] += 1
@@ -556,6 +560,68 @@ def _rows_log_terms(rows, n_rows, counts, x, a):
 def _log_beta_pdf(u, a, b):
     return (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
             + (a - 1.0) * math.log(u) + (b - 1.0) * math.log(1.0 - u))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sm_pick_pair(rng, N, S):
+    """Draw two distinct tokens i, j uniformly at random into ``S[0]``, ``S[1]``."""
+    i = int(rng.random() * N)
+    j = int(rng.random() * (N - 1))
+    if j >= i:
+        j += 1
+    S[0] = i
+    S[1] = j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sm_gather(order, kstart, ki, kj, split, i, j, S, n_s):
+    """Append to ``S[n_s:]`` the tokens of topic ki (and kj unless ``split``) but i and j, in increasing order
+    (one segment of the topic index, or two merged); returns the new length."""
+    a = kstart[ki]
+    a_end = kstart[ki + 1]
+    b = kstart[kj] if not split else 0
+    b_end = kstart[kj + 1] if not split else 0
+    while a < a_end or b < b_end:
+        if b >= b_end or (a < a_end and order[a] < order[b]):
+            t = order[a]
+            a += 1
+        else:
+            t = order[b]
+            b += 1
+        if t != i and t != j:
+            S[n_s] = t
+            n_s += 1
+    return n_s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sm_pair_topics(rng, N, z, order, kstart, S):
+    """i and j (:func:`_sm_pick_pair`) in ``S[0]``, ``S[1]``, then the other tokens of their topic(s) in increasing
+    order (:func:`_sm_gather`); returns the length of S."""
+    _sm_pick_pair(rng, N, S)
+    i = S[0]
+    j = S[1]
+    return _sm_gather(order, kstart, z[i], z[j], z[i] == z[j], i, j, S, 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sm_touch(x, mark, lst, n):
+    """Append x to ``lst[:n]`` unless marked, marking it; returns the new length."""
+    if mark[x] == 0:
+        mark[x] = 1
+        lst[n] = x
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sm_place_pair(S, doc_of, words, side, ndx, nwx, nx):
+    """Fix i (``S[0]``) on side 0 and j (``S[1]``) on side 1 and count them."""
+    for s in range(2):
+        side[s] = s
+        ndx[doc_of[S[s]], s] += 1
+        nwx[words[S[s]], s] += 1
+        nx[s] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -603,49 +669,19 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     current split (which depends on the state the reverse split does not see), 4 keeps the
     topic index stale after an accepted move.
     """
-    N = words.shape[0]
     V = n_wk.shape[0]
     v_beta = V * beta
-    i = int(rng.random() * N)
-    j = int(rng.random() * (N - 1))
-    if j >= i:
-        j += 1
-    ki = z[i]
-    kj = z[j]
+    n_s = _sm_pair_topics(rng, words.shape[0], z, order, kstart, S)  # i, j, the other tokens of their topic(s)
+    ki = z[S[0]]
+    kj = z[S[1]]
     split = ki == kj
-    S[0] = i
-    S[1] = j
-    n_s = 2
-    # the other tokens of topics ki and kj in increasing order: one segment, or two merged
-    a = kstart[ki]
-    a_end = kstart[ki + 1]
-    b = kstart[kj] if not split else 0
-    b_end = kstart[kj + 1] if not split else 0
-    while a < a_end or b < b_end:
-        if b >= b_end or (a < a_end and order[a] < order[b]):
-            t = order[a]
-            a += 1
-        else:
-            t = order[b]
-            b += 1
-        if t != i and t != j:
-            S[n_s] = t
-            n_s += 1
     tau_m = tau[ki] if split else tau[ki] + tau[kj]
     alpha_rho = 0.5 * alpha * tau_m
     n_docs_touched = 0
     n_words_touched = 0
     for s in range(n_s):
-        d = doc_of[S[s]]
-        w = words[S[s]]
-        if dmark[d] == 0:
-            dmark[d] = 1
-            docs[n_docs_touched] = d
-            n_docs_touched += 1
-        if wmark[w] == 0:
-            wmark[w] = 1
-            wlist[n_words_touched] = w
-            n_words_touched += 1
+        n_docs_touched = _sm_touch(doc_of[S[s]], dmark, docs, n_docs_touched)
+        n_words_touched = _sm_touch(words[S[s]], wmark, wlist, n_words_touched)
     # launch state
     nx = np.zeros(2, dtype=np.int64)
     rest = S[2:n_s]
@@ -653,11 +689,7 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     rest_target = target[2:n_s]
     for s in range(n_s):
         target[s] = 0 if z[S[s]] == ki else 1  # the current split (a merge's reverse move); unused for a split
-    for s in range(2):
-        side[s] = s
-        ndx[doc_of[S[s]], s] += 1
-        nwx[words[S[s]], s] += 1
-        nx[s] += 1
+    _sm_place_pair(S, doc_of, words, side, ndx, nwx, nx)
     if broken == 3 and not split:
         for s in range(2, n_s):
             side[s] = target[s]
@@ -679,24 +711,22 @@ def split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gam
     # final scan: a split drawn, or the current split scored; the counts then hold the split
     logq = _sm_scan(rng, rest, n_s - 2, doc_of, words, rest_side, rest_target, ndx, nwx, nx, alpha_rho, beta,
                     v_beta, not split)
-    K, outcome = _sm_finish(rng, split, ki, kj, logq, broken != 1, broken != 2, doc_of, words, z, n_dk, n_wk, n_k,
-                            tau, K, alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist,
-                            n_words_touched)
-    if outcome != 0 and broken != 4:
-        build_topic_index(z, K, order, kstart)
-    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
-    return K, outcome
+    return _sm_finish(rng, split, ki, kj, logq, broken != 1, broken != 2, broken != 4, doc_of, words, z, n_dk, n_wk,
+                      n_k, tau, K, alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist,
+                      n_words_touched, wmark, order, kstart)
 
 
 @njit(cache=True, nogil=True)
-def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
-               gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist, n_words_touched):
+def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, reindex, doc_of, words, z, n_dk, n_wk, n_k, tau, K,
+               alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist, n_words_touched,
+               wmark, order, kstart):
     """The Metropolis-Hastings step shared by :func:`split_merge` and :func:`split_merge_blocks`; returns (K, outcome).
 
     On entry ``side[:n_s]`` and the two-column counts ``ndx``, ``nwx``, ``nx`` hold the split (drawn for a split,
     the current one for a merge) and ``logq`` the log probability that the final scan gives it. Draws u, scores
     the ratio (``use_q``, ``use_jacobian`` False only for the tests' broken twins) and, if accepted, writes the
-    move into z, the counts and tau.
+    move into z, the counts and tau; then rebuilds the topic index after an accepted move (unless ``reindex`` is
+    False, a negative control) and clears the scratch.
     """
     N = words.shape[0]
     V = n_wk.shape[0]
@@ -783,6 +813,9 @@ def _sm_finish(rng, split, ki, kj, logq, use_q, use_jacobian, doc_of, words, z, 
                 tau[last] = tau[K]
                 tau[K] = 0.0
                 K -= 1
+    if outcome != 0 and reindex:
+        build_topic_index(z, K, order, kstart)
+    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
     return K, outcome
 
 
@@ -908,33 +941,18 @@ def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, be
     product of independent token terms (q not the proposal's probability), 2 takes a merge's q from the token
     scan (:func:`_sm_scan` forced over every token of S) and does not reject unaligned merges.
     """
-    N = words.shape[0]
     V = n_wk.shape[0]
     v_beta = V * beta
-    i = int(rng.random() * N)
-    j = int(rng.random() * (N - 1))
-    if j >= i:
-        j += 1
+    _sm_pick_pair(rng, words.shape[0], S)
+    i = S[0]
+    j = S[1]
     if doc_of[i] == doc_of[j]:
         return K, 0
     ki = z[i]
     kj = z[j]
     split = ki == kj
-    # every token of topics ki and kj in increasing order (so by document): one segment, or two merged
-    n_s = 0
-    a = kstart[ki]
-    a_end = kstart[ki + 1]
-    b = kstart[kj] if not split else 0
-    b_end = kstart[kj + 1] if not split else 0
-    while a < a_end or b < b_end:
-        if b >= b_end or (a < a_end and order[a] < order[b]):
-            t = order[a]
-            a += 1
-        else:
-            t = order[b]
-            b += 1
-        S[n_s] = t
-        n_s += 1
+    # every token of topics ki and kj in increasing order (so by document); -1: none left out
+    n_s = _sm_gather(order, kstart, ki, kj, split, -1, -1, S, 0)
     # blocks: the runs of one document in S; docs[blk] is block blk's document
     n_blocks = 0
     n_words_touched = 0
@@ -955,37 +973,30 @@ def split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, be
             b_i = n_blocks - 1
         if t == j:
             b_j = n_blocks - 1
-        w = words[t]
-        if wmark[w] == 0:
-            wmark[w] = 1
-            wlist[n_words_touched] = w
-            n_words_touched += 1
+        n_words_touched = _sm_touch(words[t], wmark, wlist, n_words_touched)
     bptr[n_blocks] = n_s
     nx = np.zeros(2, dtype=np.int64)
-    outcome = 0
-    if split or aligned or broken == 2:
-        tau_m = tau[ki] if split else tau[ki] + tau[kj]
-        alpha_rho = 0.5 * alpha * tau_m
-        q_broken = broken == 1
-        # launch: i's block on side 0, j's on side 1, the others at random, then the restricted scans
-        for blk in range(n_blocks):
-            x = 0 if blk == b_i else 1 if blk == b_j else (0 if rng.random() < 0.5 else 1)
-            _sm_move_block(S, bptr[blk], bptr[blk + 1], docs[blk], x, words, side, ndx, nwx, nx, 1)
-        for _ in range(n_launch):
-            _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx, alpha_rho,
-                           beta, v_beta, False, q_broken)
-        if split or broken != 2:
-            logq = _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx,
-                                  alpha_rho, beta, v_beta, not split, q_broken)
-        else:
-            logq = _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
-        K, outcome = _sm_finish(rng, split, ki, kj, logq, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K,
-                                alpha, beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_blocks, wlist,
-                                n_words_touched)
-        if outcome != 0:
-            build_topic_index(z, K, order, kstart)
-    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_blocks, dmark, wlist, n_words_touched, wmark)
-    return K, outcome
+    if not (split or aligned or broken == 2):  # an unaligned merge: not reversible by a block split
+        _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_blocks, dmark, wlist, n_words_touched, wmark)
+        return K, 0
+    tau_m = tau[ki] if split else tau[ki] + tau[kj]
+    alpha_rho = 0.5 * alpha * tau_m
+    q_broken = broken == 1
+    # launch: i's block on side 0, j's on side 1, the others at random, then the restricted scans
+    for blk in range(n_blocks):
+        x = 0 if blk == b_i else 1 if blk == b_j else (0 if rng.random() < 0.5 else 1)
+        _sm_move_block(S, bptr[blk], bptr[blk + 1], docs[blk], x, words, side, ndx, nwx, nx, 1)
+    for _ in range(n_launch):
+        _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx, alpha_rho,
+                       beta, v_beta, False, q_broken)
+    if split or broken != 2:
+        logq = _sm_block_scan(rng, S, bptr, docs, n_blocks, b_i, b_j, words, side, target, ndx, nwx, nx,
+                              alpha_rho, beta, v_beta, not split, q_broken)
+    else:
+        logq = _sm_scan(rng, S, n_s, doc_of, words, side, target, ndx, nwx, nx, alpha_rho, beta, v_beta, True)
+    return _sm_finish(rng, split, ki, kj, logq, True, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
+                      beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_blocks, dmark, wlist, n_words_touched, wmark,
+                      order, kstart)
 
 
 # -- split-merge by a mixture of document blocks and tokens ------------------------------------------
@@ -996,15 +1007,13 @@ def _sm_token_path(rng, S, lo, hi, d, words, side, ndx, nwx, nx, alpha_rho, beta
     it; returns the log probability of the sides. ``draw`` False: place token s on ``side[s]`` and score that.
     The counts end holding the block."""
     logp = 0.0
-    for s in range(lo, hi):
+    for s in range(lo, hi):  # not _sm_place_token: through it this loop, the mixed proposal's hot one, ran 2x slower
         w = words[S[s]]
         p0 = (ndx[d, 0] + alpha_rho) * (nwx[w, 0] + beta) / (nx[0] + v_beta)
         p1 = (ndx[d, 1] + alpha_rho) * (nwx[w, 1] + beta) / (nx[1] + v_beta)
         if draw:
-            x = 0 if rng.random() * (p0 + p1) < p0 else 1
-            side[s] = x
-        else:
-            x = side[s]
+            side[s] = 0 if rng.random() * (p0 + p1) < p0 else 1
+        x = side[s]
         logp += math.log((p0 if x == 0 else p1) / (p0 + p1))
         ndx[d, x] += 1
         nwx[w, x] += 1
@@ -1127,31 +1136,10 @@ def split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, bet
     ``broken`` is for the tests' negative controls only (:func:`_sm_mixed_scan`): 1 scores q by the path taken
     instead of the mixture, 2 scores the token path as independent token terms.
     """
-    N = words.shape[0]
-    i = int(rng.random() * N)
-    j = int(rng.random() * (N - 1))
-    if j >= i:
-        j += 1
-    ki = z[i]
-    kj = z[j]
+    n_s = _sm_pair_topics(rng, words.shape[0], z, order, kstart, S)
+    ki = z[S[0]]
+    kj = z[S[1]]
     split = ki == kj
-    S[0] = i
-    S[1] = j
-    n_s = 2
-    a = kstart[ki]
-    a_end = kstart[ki + 1]
-    b = kstart[kj] if not split else 0
-    b_end = kstart[kj + 1] if not split else 0
-    while a < a_end or b < b_end:
-        if b >= b_end or (a < a_end and order[a] < order[b]):
-            t = order[a]
-            a += 1
-        else:
-            t = order[b]
-            b += 1
-        if t != i and t != j:
-            S[n_s] = t
-            n_s += 1
     V = n_wk.shape[0]
     v_beta = V * beta
     tau_m = tau[ki] if split else tau[ki] + tau[kj]
@@ -1164,24 +1152,14 @@ def split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, bet
         d = doc_of[t]
         w = words[t]
         target[s] = 0 if z[t] == ki else 1  # the current split (a merge's reverse move); unused for a split
-        if dmark[d] == 0:
-            dmark[d] = 1
-            docs[n_docs_touched] = d
-            n_docs_touched += 1
-        if wmark[w] == 0:
-            wmark[w] = 1
-            wlist[n_words_touched] = w
-            n_words_touched += 1
+        n_docs_touched = _sm_touch(d, dmark, docs, n_docs_touched)
+        n_words_touched = _sm_touch(w, wmark, wlist, n_words_touched)
         if s >= 2 and (s == 2 or d != doc_of[S[s - 1]]):  # blocks: S[2:] is in increasing order, so by document
             bptr[n_blocks] = s - 2
             n_blocks += 1
     bptr[n_blocks] = n_s - 2
     nx = np.zeros(2, dtype=np.int64)
-    for s in range(2):
-        side[s] = s
-        ndx[doc_of[S[s]], s] += 1
-        nwx[words[S[s]], s] += 1
-        nx[s] += 1
+    _sm_place_pair(S, doc_of, words, side, ndx, nwx, nx)
     rest = S[2:n_s]
     rest_side = side[2:n_s]
     rest_target = target[2:n_s]
@@ -1195,9 +1173,6 @@ def split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, bet
                        beta, v_beta, rho, False, broken)
     logq = _sm_mixed_scan(rng, rest, bptr, n_blocks, doc_of, words, rest_side, rest_target, ndx, nwx, nx,
                           alpha_rho, beta, v_beta, rho, not split, broken)
-    K, outcome = _sm_finish(rng, split, ki, kj, logq, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
-                            beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, wlist, n_words_touched)
-    if outcome != 0:
-        build_topic_index(z, K, order, kstart)
-    _sm_clear(S, n_s, doc_of, words, ndx, nwx, docs, n_docs_touched, dmark, wlist, n_words_touched, wmark)
-    return K, outcome
+    return _sm_finish(rng, split, ki, kj, logq, True, True, True, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha,
+                      beta, gamma, S, n_s, side, ndx, nwx, nx, docs, n_docs_touched, dmark, wlist, n_words_touched,
+                      wmark, order, kstart)
