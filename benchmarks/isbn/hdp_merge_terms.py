@@ -49,7 +49,7 @@ def overlap(tokens, z, K, phi, theta) -> np.ndarray:
 
 def merge_terms(rng, st, tokens, ki, kj, n_launch, V):
     """The terms of the merge of topics ki and kj, as split_merge computes them, for one random launch."""
-    from harmonium._kernels import hdp as khdp
+    from harmonium._kernels import hdp_split_merge as ksm
 
     z, beta, alpha, gamma, tau = st.z, float(st.beta), float(st.alpha), float(st.gamma), st.tau
     doc_of = np.repeat(np.arange(tokens.doc_ptr.shape[0] - 1), np.diff(tokens.doc_ptr)).astype(np.int64)
@@ -71,15 +71,15 @@ def merge_terms(rng, st, tokens, ki, kj, n_launch, V):
     v_beta = V * beta
     rs, rt = side[2:], target[2:]
     for _ in range(n_launch):
-        khdp._sm_scan(rng, S[2:], S.shape[0] - 2, doc_of, words, rs, rt, ndx, nwx, nx, alpha_rho, beta, v_beta,
+        ksm._sm_scan(rng, S[2:], S.shape[0] - 2, doc_of, words, rs, rt, ndx, nwx, nx, alpha_rho, beta, v_beta,
                       False)
     launch = rs.copy()
     # the split the final scan would draw (a split proposal from here), scored as drawn
     nd2, nw2, nx2, s2 = ndx.copy(), nwx.copy(), nx.copy(), rs.copy()
-    logq_own = khdp._sm_scan(rng, S[2:], S.shape[0] - 2, doc_of, words, s2, rt, nd2, nw2, nx2, alpha_rho, beta,
+    logq_own = ksm._sm_scan(rng, S[2:], S.shape[0] - 2, doc_of, words, s2, rt, nd2, nw2, nx2, alpha_rho, beta,
                              v_beta, False)
     # the reverse split: the final scan forced onto the current split
-    logq = khdp._sm_scan(rng, S[2:], S.shape[0] - 2, doc_of, words, rs, rt, ndx, nwx, nx, alpha_rho, beta, v_beta,
+    logq = ksm._sm_scan(rng, S[2:], S.shape[0] - 2, doc_of, words, rs, rt, ndx, nwx, nx, alpha_rho, beta, v_beta,
                          True)
     docs = np.unique(doc_of[S]).astype(np.int64)
     wl = np.unique(words[S]).astype(np.int64)
@@ -89,16 +89,16 @@ def merge_terms(rng, st, tokens, ki, kj, n_launch, V):
 
     def log_target(nd, nw, n):
         return (math.log(gamma) + math.log(tau_m) - math.log(t0) - math.log(t1)
-                + khdp._topic_log_terms(docs, docs.shape[0], wl, wl.shape[0], nd, nw, n, 0, alpha * t0, beta,
+                + ksm._topic_log_terms(docs, docs.shape[0], wl, wl.shape[0], nd, nw, n, 0, alpha * t0, beta,
                                         v_beta)
-                + khdp._topic_log_terms(docs, docs.shape[0], wl, wl.shape[0], nd, nw, n, 1, alpha * t1, beta,
+                + ksm._topic_log_terms(docs, docs.shape[0], wl, wl.shape[0], nd, nw, n, 1, alpha * t1, beta,
                                         v_beta)
-                - khdp._topic_log_terms(docs, docs.shape[0], wl, wl.shape[0], nd, nw, n, 2, alpha * tau_m, beta,
+                - ksm._topic_log_terms(docs, docs.shape[0], wl, wl.shape[0], nd, nw, n, 2, alpha * tau_m, beta,
                                         v_beta))
 
     lt = log_target(ndx, nwx, nx)
     lt_own = log_target(nd2, nw2, nx2)
-    log_beta = khdp._log_beta_pdf(u, float(D0), float(D1))
+    log_beta = ksm._log_beta_pdf(u, float(D0), float(D1))
     disagree = float(np.mean(launch != rt))
     return dict(n_tokens=int(S.shape[0]), log_target_split_vs_merged=lt, log_q_reverse=logq, log_beta_u=log_beta,
                 log_jacobian=-math.log(tau_m), log_accept_merge=-lt + logq + log_beta - math.log(tau_m),

@@ -103,9 +103,9 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
     split_merge_launch : int, default 2
     split_merge_unit : {"token", "document", "alternate", "mixed"}, default "token"
         What the restricted scans of a proposal move: single tokens, each document's share of the two
-        topics as one block (``harmonium._kernels.hdp.split_merge_blocks``), the one then the other in
+        topics as one block (``harmonium._kernels.hdp_split_merge.split_merge_blocks``), the one then the other in
         turn, or each document's share drawn from a mixture of the two, as a whole or token by token
-        (``harmonium._kernels.hdp.split_merge_mixed``). Block proposals can merge two topics that split the
+        (``harmonium._kernels.hdp_split_merge.split_merge_mixed``). Block proposals can merge two topics that split the
         documents between them: the reverse split then has one factor per document instead of one per token
         (benchmarks/isbn/README.md, "Merges from above"); mixed ones need no pair whose documents hold one
         topic each, since q sums both paths.

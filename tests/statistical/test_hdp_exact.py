@@ -25,6 +25,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from harmonium._kernels import hdp as khdp
+from harmonium._kernels import hdp_split_merge as ksm
 from harmonium.inference.mcmc.isbn import hdp as da
 from harmonium.inference.mcmc.isbn import hyper
 from harmonium.models.directed.hdp import (
@@ -382,18 +383,18 @@ def _run_split_merge_chains(rng, n_moves, n_launch, sequential, broken, cum_p, p
     accepted = np.zeros(3, np.int64)
     for c in range(out_part.shape[0]):
         K = _exact_start(rng, cum_p, part_of, mk_of, partitions, doc_ptr, words, gamma, z, m_k, tau, n_dk, n_wk, n_k)
-        khdp.build_topic_index(z, K, order, kstart)
+        ksm.build_topic_index(z, K, order, kstart)
         for mv in range(n_moves):
             if unit == 1 or (unit == 2 and mv % 2 == 1):
-                K, outcome = khdp.split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
+                K, outcome = ksm.split_merge_blocks(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
                                                      gamma, n_launch, S, side, target, ndx, nwx, docs, wlist, dmark,
                                                      wmark, order, kstart, bptr, broken)
             elif unit == 3:
-                K, outcome = khdp.split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
+                K, outcome = ksm.split_merge_mixed(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta,
                                                     gamma, n_launch, S, side, target, ndx, nwx, docs, wlist, dmark,
                                                     wmark, order, kstart, bptr, rho, broken)
             else:
-                K, outcome = khdp.split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma,
+                K, outcome = ksm.split_merge(rng, doc_of, words, z, n_dk, n_wk, n_k, tau, K, alpha, beta, gamma,
                                               n_launch, S, side, target, ndx, nwx, docs, wlist, dmark, wmark, order,
                                               kstart, sequential, broken)
             accepted[outcome] += 1

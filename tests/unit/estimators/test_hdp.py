@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 import harmonium
 from harmonium._kernels import hdp as khdp
+from harmonium._kernels import hdp_split_merge as ksm
 from harmonium.corpus import Corpus, train_test_split
 from harmonium.errors import CorpusError, InvalidParameterError
 from harmonium.estimators.hdp import HDP
@@ -179,7 +180,7 @@ def test_split_merge_from_one_topic_finds_the_planted_topics():
 def test_topic_index_groups_tokens_by_topic():
     z = np.random.default_rng(3).integers(0, 5, size=200).astype(np.int32)
     order, kstart = np.empty(200, np.int64), np.empty(7, np.int64)
-    khdp.build_topic_index(z, 5, order, kstart)
+    ksm.build_topic_index(z, 5, order, kstart)
     np.testing.assert_array_equal(order, np.argsort(z, kind="stable"))
     np.testing.assert_array_equal(kstart[:6], np.concatenate([[0], np.cumsum(np.bincount(z, minlength=5))]))
 

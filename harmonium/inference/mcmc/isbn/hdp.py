@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 
 from harmonium._kernels import hdp as khdp
+from harmonium._kernels import hdp_split_merge as ksm
 from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
 from harmonium.inference.mcmc.isbn import hyper
@@ -236,7 +237,7 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
     K = state.n_topics
     n_split = n_merge = 0
     kstart = np.empty(state.capacity + 2, np.int64)
-    khdp.build_topic_index(state.z, K, sc.order, kstart)
+    ksm.build_topic_index(state.z, K, sc.order, kstart)
     for p in range(n_proposals):
         if K + 1 > state.capacity:
             state = grow(state, max(state.capacity + 1, int(state.capacity * growth)))
@@ -246,11 +247,11 @@ def split_merge(rng: np.random.Generator, state: DirectAssignmentState, tokens: 
                 beta, state.gamma, int(n_launch), sc.S, sc.side, sc.target, sc.ndx, sc.nwx, sc.docs, sc.wlist,
                 sc.dmark, sc.wmark, sc.order, kstart)
         if unit == "document" or (unit == "alternate" and p % 2 == 1):
-            K, outcome = khdp.split_merge_blocks(*args, sc.bptr, int(broken))
+            K, outcome = ksm.split_merge_blocks(*args, sc.bptr, int(broken))
         elif unit == "mixed":
-            K, outcome = khdp.split_merge_mixed(*args, sc.bptr, MIXED_RHO, int(broken))
+            K, outcome = ksm.split_merge_mixed(*args, sc.bptr, MIXED_RHO, int(broken))
         else:
-            K, outcome = khdp.split_merge(*args, bool(sequential), int(broken))
+            K, outcome = ksm.split_merge(*args, bool(sequential), int(broken))
         n_split += outcome == 1
         n_merge += outcome == 2
     return state._replace(n_topics=int(K)), n_split, n_merge
