@@ -1,7 +1,7 @@
 """Split-merge Metropolis-Hastings moves for the HDP direct-assignment sampler (numba).
 
 Jain & Neal (2004) restricted Gibbs split-merge, with the table counts summed out, on the state of
-:mod:`harmonium._kernels.hdp` (``z``, ``n_dk``, ``n_wk``, ``n_k``, ``tau`` with tau_u last; seed 002 §4).
+``harmonium._kernels.hdp`` (``z``, ``n_dk``, ``n_wk``, ``n_k``, ``tau`` with tau_u last; seed 002 §4).
 Three units of a restricted scan, one kernel each: single tokens (``split_merge``, optionally with
 Dahl's sequentially allocated launch), a document's block of the two topics' tokens
 (``split_merge_blocks``), and a mixture of the two whose proposal probability sums both paths
