@@ -174,6 +174,19 @@ def time_to(r: dict, target: float, clock: str) -> tuple[float, bool]:
     return math.inf, True
 
 
+def sweeps_to(r: dict, target: float) -> float:
+    """Sweeps at which the run first reaches ``target``, interpolated linearly between trace points; inf if never."""
+    prev = None
+    for p in points(r):
+        if p["perplexity"] <= target:
+            if prev is None:
+                return float(p["iteration"])
+            f = (prev["perplexity"] - target) / (prev["perplexity"] - p["perplexity"])
+            return prev["iteration"] + f * (p["iteration"] - prev["iteration"])
+        prev = p
+    return math.inf
+
+
 def _ok(records):
     return [r for r in records if "error" not in r and "perplexity" in r]
 
@@ -301,6 +314,18 @@ def tables(records: list[dict]) -> str:
             lines.append(f"| {lab} | {_stat(rows['cpu'], '{:.2f}')} | {_stat(rows['wall'], '{:.2f}')} | "
                          f"{', '.join(sorted(set(who))) or 'n/a'} | {_stat(rows['cpu_x'], '{:.2f}')} | "
                          f"{_stat(rows['wall_x'], '{:.2f}')} | {_stat(rows['rss'], '{:.2f}')} |")
+        lines.append("\nWhere the time goes: sweeps to the repeat's target (interpolated), CPU s per sweep "
+                     "(the last fit's sweeps, initialisation excluded) and CPU s of initialisation, "
+                     "median [min–max] over repeats.\n")
+        lines.append("| system | sweeps to target | CPU s per sweep | init CPU s |")
+        lines.append("|---|---|---|---|")
+        for lab in order:
+            good = [r for r in _ok(by[lab]) if r["repeat"] in cell_t]
+            if not good:
+                continue
+            lines.append(f"| {lab} | {_stat([sweeps_to(r, cell_t[r['repeat']][0]) for r in good])} | "
+                         f"{_stat([r.get('train_cpu_s', 0) / r['iters'] for r in good], '{:.3f}')} | "
+                         f"{_stat([r.get('init_cpu_s', 0) for r in good], '{:.2f}')} |")
     return "\n".join(lines)
 
 
