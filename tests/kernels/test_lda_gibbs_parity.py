@@ -109,14 +109,19 @@ def test_collapsed_sweep_matches_reference():
             np.testing.assert_array_equal(a, b)
 
 
-def test_fixed_topics_sweep_sparse_matches_reference():
+def _fixed_topics_problem():
+    """A random corpus, fixed topics phi_wk and their prior tables, and two zeroed z (kernel, reference)."""
     tokens, _, alpha, K, V = _random_problem(5)
     phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
-    n_docs = len(tokens.doc_ptr) - 1
     rows = np.arange(V, dtype=np.int32)
     a_cum = np.empty((V, K))
     lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
-    za, zb = np.zeros_like(tokens.words), np.zeros_like(tokens.words)
+    return tokens, alpha, K, len(tokens.doc_ptr) - 1, phi_wk, rows, a_cum, np.zeros_like(tokens.words), \
+        np.zeros_like(tokens.words)
+
+
+def test_fixed_topics_sweep_sparse_matches_reference():
+    tokens, alpha, K, n_docs, phi_wk, rows, a_cum, za, zb = _fixed_topics_problem()
     na, nb = np.zeros((n_docs, K), np.int32), np.zeros((n_docs, K), np.int32)
     ra, rb = np.random.default_rng(9), np.random.default_rng(9)
     for initialise in (True, False, False, False):
@@ -129,13 +134,7 @@ def test_fixed_topics_sweep_sparse_matches_reference():
 
 def test_fixed_topics_sweep_rows_matches_reference():
     # transform without a D x K table: each document's counts rebuilt from z; same z, and the kept sums
-    tokens, _, alpha, K, V = _random_problem(5)
-    phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
-    n_docs = len(tokens.doc_ptr) - 1
-    rows = np.arange(V, dtype=np.int32)
-    a_cum = np.empty((V, K))
-    lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
-    za, zb = np.zeros_like(tokens.words), np.zeros_like(tokens.words)
+    tokens, alpha, K, n_docs, phi_wk, rows, a_cum, za, zb = _fixed_topics_problem()
     nb = np.zeros((n_docs, K), np.int32)
     total, want = np.zeros((n_docs, K)), np.zeros((n_docs, K))
     drow = np.zeros(K, np.int32)
