@@ -17,8 +17,14 @@ conditional term by term. ``s``, ``r`` and the coefficients
 recomputed at every document and s every 256 documents so that rounding
 cannot drift.
 
-Per-word lists of topics with n_wk > 0 live in one flat array: word w owns
-``wtop[wptr[w] : wptr[w] + wlen[w]]``, capacity min(K, frequency of w).
+Per-word lists of the topics with n_wk > 0 live in one flat int64 array: word w owns
+``wlist[wptr[w] : wptr[w] + wlen[w]]``, capacity min(K, frequency of w). Each entry packs one
+(count, topic) pair, ``n_wk << bits | k`` with ``bits = topic_bits(K)`` (MALLET's type-topic counts do
+the same), so the q walk reads one contiguous array and the sweep never reads the dense (V, K) n_wk,
+whose rows miss the cache at large K; it writes n_wk back from the lists when it ends. The s bucket,
+entered rarely but O(K) each time, is walked by blocks of about sqrt(K) topics whose masses are kept
+next to s (``smoothing_blocks``, ``smoothing_pick``). Lists, arithmetic and the order of every sum
+are those of the unpacked sweep, so the same uniforms give the same z.
 All functions mutate their array arguments in place.
 
 Document counts: the serial sweep needs only the current document's row of
@@ -33,44 +39,63 @@ the same z.
 
 from __future__ import annotations
 
-from numba import njit
+import numpy as np
+from numba import config as numba_config
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _build_word_list(n_wk, w, wptr, wtop, wlen):
+def topic_bits(K):
+    """The number of low bits that hold a topic in a packed word-list entry: the bit length of K - 1 (at least 1)."""
+    b = 1
+    while (1 << b) < K:
+        b += 1
+    return b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _build_word_list(n_wk, w, wptr, wlist, wlen, bits):
     K = n_wk.shape[1]
     base = wptr[w]
     m = 0
     if wptr[w + 1] > base:
         for k in range(K):
-            if n_wk[w, k] > 0:
-                # insertion into the descending run wtop[base:base+m]
+            n = n_wk[w, k]
+            if n > 0:
+                # insertion into the run wlist[base:base+m], counts descending (ties: topic ascending)
+                v = (np.int64(n) << bits) | k
                 j = base + m
-                while j > base and n_wk[w, wtop[j - 1]] < n_wk[w, k]:
-                    wtop[j] = wtop[j - 1]
+                while j > base and (wlist[j - 1] >> bits) < n:
+                    wlist[j] = wlist[j - 1]
                     j -= 1
-                wtop[j] = k
+                wlist[j] = v
                 m += 1
     wlen[w] = m
 
 
 @njit(cache=True, nogil=True)
-def build_word_lists(n_wk, wptr, wtop, wlen):
+def build_word_lists(n_wk, wptr, wlist, wlen):
     """Fill the per-word lists of non-zero topics from the dense counts, largest count first.
 
-    The order makes the walk through the q bucket stop early (Yao et al. 2009
-    keep the lists sorted for the same reason); it does not affect which
-    topic a uniform maps to in distribution, only how fast it is found.
+    Each entry packs one (count, topic) pair, ``n_wk[w, k] << bits | k`` with ``bits =``
+    :func:`topic_bits` (K), in an int64 (MALLET packs its type-topic counts the same way), so the walk
+    through the q bucket reads one contiguous array instead of a topic list and a gather into n_wk.
+    The order makes that walk's pick stop early (Yao et al. 2009 keep the lists sorted for the same
+    reason); it does not affect which topic a uniform maps to in distribution, only how fast it is found.
     """
+    bits = topic_bits(n_wk.shape[1])
     for w in range(n_wk.shape[0]):
-        _build_word_list(n_wk, w, wptr, wtop, wlen)
+        _build_word_list(n_wk, w, wptr, wlist, wlen, bits)
 
 
 @njit(cache=True, nogil=True)
-def build_block_word_lists(n_wk, block_words, wptr, wtop, wlen):
+def build_block_word_lists(n_wk, block_words, wptr, wlist, wlen):
     """:func:`build_word_lists` for the words ``block_words`` only (the other words' lists are left as they are)."""
+    bits = topic_bits(n_wk.shape[1])
     for j in range(block_words.shape[0]):
-        _build_word_list(n_wk, block_words[j], wptr, wtop, wlen)
+        _build_word_list(n_wk, block_words[j], wptr, wlist, wlen, bits)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -129,33 +154,104 @@ def doc_bucket_pick(u, n_dk, d, dtop, dlen, beta, c):
 
 
 @njit(cache=True, nogil=True)
-def _s_total(alpha, beta, c):
+def smoothing_blocks(alpha, beta, c, sblk, shift):
+    """Fill ``sblk[b]`` with the smoothing mass alpha_k beta c_k of topics b << shift .. (b + 1) << shift; returns s.
+
+    s is summed topic by topic in order, as before the blocks existed, so that it does not depend on ``shift``.
+    """
     s = 0.0
+    sblk[:] = 0.0
     for k in range(alpha.shape[0]):
-        s += alpha[k] * beta * c[k]
+        x = alpha[k] * beta * c[k]
+        s += x
+        sblk[k >> shift] += x
     return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def smoothing_pick(u, alpha, beta, c, sblk, shift):
+    """The topic of the smoothing bucket (SparseLDA's s) at which the running mass alpha_k beta c_k first exceeds u.
+
+    A walk over the block masses ``sblk`` (see :func:`smoothing_blocks`), then inside the block: O(K / B + B)
+    for blocks of B = 2**shift topics instead of O(K). The last topic of the block on rounding (the block sums
+    are kept incrementally and may differ from the topic-by-topic sums in the last bits).
+    """
+    K = alpha.shape[0]
+    nb = sblk.shape[0]
+    acc = 0.0
+    b = nb - 1
+    for j in range(nb):
+        if u < acc + sblk[j]:
+            b = j
+            break
+        acc += sblk[j]
+    hi = min(K, (b + 1) << shift)
+    for k in range(b << shift, hi):
+        acc += alpha[k] * beta * c[k]
+        if u < acc:
+            return k
+    return hi - 1
+
+
+def _prefetch_py(arr, i):
+    """The pure-Python stand-in for :func:`prefetch` (NUMBA_DISABLE_JIT=1): nothing to do."""
+
+
+@intrinsic
+def _prefetch_llvm(typingctx, arr, i):
+    sig = types.void(arr, i)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        ir = cgutils.ir  # llvmlite's IR builder, through numba (this folder imports numpy, math and numba only)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep in all caches, data
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+#: ``prefetch(arr, i)``: ask the CPU to bring arr[i] into cache (LLVM's prefetch; no effect on results).
+prefetch = _prefetch_py if numba_config.DISABLE_JIT else _prefetch_llvm
+
+#: How many tokens ahead the sweep prefetches the next word's list.
+PREFETCH_AHEAD = 2
 
 
 @njit(cache=True, nogil=True)
 def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
-           wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
-    """The sweep of :func:`sparse_sweep` (``order`` and ``cell_ptr`` None) and :func:`sparse_sweep_cell`.
+           block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
+    """The sweep of :func:`sparse_sweep` (``order``, ``cell_ptr``, ``block_words`` None) and :func:`sparse_sweep_cell`.
 
     numba compiles one version per argument types and prunes the ``is None`` branches, so the
     serial sweep carries no cell lookups. ``row`` is document d's row of the counts: ``n_dk[d]``, or,
     when ``n_dk`` is None, the scratch ``drow`` (zero on entry and exit, the dtype of n_dk's rows)
     filled from z at the document's start.
+
+    The word-topic counts are read and written in the packed lists only; the dense ``n_wk`` is written
+    when an entry leaves its list (count zero) and, at the end, from the lists of the words swept
+    (all words, or ``block_words``). Its rows are a cache miss a token at large K, the lists are not.
     """
     K = n_k.shape[0]
     v_beta = beta * n_wk.shape[0]
     for k in range(K):
         c[k] = 1.0 / (n_k[k] + v_beta)
         qcoef[k] = alpha[k] * c[k]
-    s = _s_total(alpha, beta, c)
+    bits = topic_bits(K)
+    one = np.int64(1) << bits
+    mask = one - 1
+    shift = max(3, (bits + 1) // 2)  # smoothing blocks of about sqrt(K) topics
+    sblk = np.empty(((K - 1) >> shift) + 1)
+    s = smoothing_blocks(alpha, beta, c, sblk, shift)
     n_changed = 0
     for d in range(d_lo, d_hi):
         if (d - d_lo) % 256 == 0:
-            s = _s_total(alpha, beta, c)
+            s = smoothing_blocks(alpha, beta, c, sblk, shift)
         if cell_ptr is None:
             lo = doc_ptr[d]
             hi = doc_ptr[d + 1]
@@ -180,54 +276,72 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
         for j0 in range(lo, hi):
             if order is None:
                 i = j0
+                if j0 + PREFETCH_AHEAD < hi:
+                    prefetch(wlist, wptr[words[j0 + PREFETCH_AHEAD]])
             else:
                 i = order[j0]
+                if j0 + PREFETCH_AHEAD < hi:
+                    prefetch(wlist, wptr[words[order[j0 + PREFETCH_AHEAD]]])
             w = words[i]
             old = z[i]
             # remove the token
-            s -= alpha[old] * beta * c[old]
+            x = alpha[old] * beta * c[old]
+            s -= x
             r -= row[old] * beta * c[old]
             n_k[old] -= 1
             c[old] = 1.0 / (n_k[old] + v_beta)
-            s += alpha[old] * beta * c[old]
+            y = alpha[old] * beta * c[old]
+            s += y
+            sblk[old >> shift] += y - x
             row[old] -= 1
             r += row[old] * beta * c[old]
             if row[old] == 0:
                 dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
             qcoef[old] = (alpha[old] + row[old]) * c[old]
-            n_wk[w, old] -= 1
-            if n_wk[w, old] == 0:
-                wlen[w] = list_remove(wtop, wptr[w], wlen[w], old)
+            # the word's count of old, in its list entry; the entry leaves (swap with last) at zero
+            base = wptr[w]
+            m = wlen[w]
+            for j in range(base, base + m):
+                if (wlist[j] & mask) == old:
+                    v = wlist[j] - one
+                    if v < one:
+                        n_wk[w, old] = 0
+                        m -= 1
+                        wlist[j] = wlist[base + m]
+                        wlen[w] = m
+                    else:
+                        wlist[j] = v
+                    break
             # buckets
             q = 0.0
-            base = wptr[w]
-            for j in range(wlen[w]):
-                k = wtop[base + j]
-                q += qcoef[k] * n_wk[w, k]
+            for j in range(m):
+                v = wlist[base + j]
+                q += qcoef[v & mask] * (v >> bits)
                 qbuf[j] = q
             u = rng.random() * (s + r + q)
-            new = -1
+            at = -1  # the new topic's position in the word's list, when known
             if u < q:
-                new = word_bucket_pick(u, qbuf, wtop, base, wlen[w])
+                at = m - 1
+                for j in range(m):
+                    if u < qbuf[j]:
+                        at = j
+                        break
+                new = wlist[base + at] & mask
             elif u < q + r:
                 new = doc_row_bucket_pick(u - q, row, dtop, dlen, beta, c)
             else:
-                u -= q + r
-                acc = 0.0
-                new = K - 1
-                for k in range(K):
-                    acc += alpha[k] * beta * c[k]
-                    if u < acc:
-                        new = k
-                        break
+                new = smoothing_pick(u - (q + r), alpha, beta, c, sblk, shift)
             # add the token back with its new topic
             z[i] = new
-            s -= alpha[new] * beta * c[new]
+            x = alpha[new] * beta * c[new]
+            s -= x
             r -= row[new] * beta * c[new]
             n_k[new] += 1
             c[new] = 1.0 / (n_k[new] + v_beta)
-            s += alpha[new] * beta * c[new]
+            y = alpha[new] * beta * c[new]
+            s += y
+            sblk[new >> shift] += y - x
             if row[new] == 0:
                 dtop[dlen] = new
                 dlen += 1
@@ -235,10 +349,17 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             row[new] += 1
             r += row[new] * beta * c[new]
             qcoef[new] = (alpha[new] + row[new]) * c[new]
-            if n_wk[w, new] == 0:
-                wtop[wptr[w] + wlen[w]] = new
-                wlen[w] += 1
-            n_wk[w, new] += 1
+            if at < 0:
+                at = m
+                for j in range(m):
+                    if (wlist[base + j] & mask) == new:
+                        at = j
+                        break
+            if at < m:
+                wlist[base + at] += one
+            else:
+                wlist[base + m] = one | new
+                wlen[w] = m + 1
             if new != old:
                 n_changed += 1
         # restore the document-free coefficients
@@ -248,34 +369,46 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             in_doc[k] = 0
             if n_dk is None:
                 row[k] = 0
+    # the dense counts from the lists (entries that left were zeroed when they left)
+    if block_words is None:
+        for w in range(n_wk.shape[0]):
+            for j in range(wptr[w], wptr[w] + wlen[w]):
+                n_wk[w, wlist[j] & mask] = wlist[j] >> bits
+    else:
+        for jw in range(block_words.shape[0]):
+            w = block_words[jw]
+            for j in range(wptr[w], wptr[w] + wlen[w]):
+                n_wk[w, wlist[j] & mask] = wlist[j] >> bits
     return n_changed
 
 
 @njit(cache=True, nogil=True)
 def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi,
-                 wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
+                 wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
     """One systematic-scan sweep over documents d_lo..d_hi-1; returns the number of changed z.
 
     Scratch (length K): ``c``, ``qcoef``, ``qbuf`` float64; ``dtop`` int32;
     ``in_doc`` uint8 (all zero on entry and exit); ``drow`` the document's counts when ``n_dk`` is
     None (zero on entry and exit; with an ``n_dk``, unused but of the dtype of n_dk).
-    ``wptr`` (V+1), ``wtop``, ``wlen`` (V) must come from :func:`build_word_lists`
-    on the same ``n_wk``. ``n_dk`` is the (D, K) table, updated in place, or None: each
-    document's counts are then rebuilt from ``z`` (module docstring).
+    ``wptr`` (V+1) int64, ``wlist`` int64 (packed entries), ``wlen`` (V) int32 must come from
+    :func:`build_word_lists` on the same ``n_wk``; the sweep keeps them and ``n_wk`` in step.
+    ``n_dk`` is the (D, K) table, updated in place, or None: each document's counts are then rebuilt
+    from ``z`` (module docstring).
     """
-    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, 0,
-                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow)
+    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, 0, None,
+                  wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow)
 
 
 @njit(cache=True, nogil=True)
 def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr,
-                      n_blocks, block, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
+                      n_blocks, block, block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
     """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
 
     Document d's tokens of block b are ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``
-    (positions in the token stream, in stream order). Used by the word-partitioned parallel sampler
-    (harmonium.inference.mcmc.lda.parallel_gibbs): only the rows of n_wk of the block's words are read
-    or written, and only their word lists must be current. Same scratch as :func:`sparse_sweep`.
+    (positions in the token stream, in stream order); ``block_words`` are the block's words. Used by the
+    word-partitioned parallel sampler (harmonium.inference.mcmc.lda.parallel_gibbs): only the rows of n_wk
+    of the block's words are read or written, and only their word lists must be current. Same scratch as
+    :func:`sparse_sweep`.
     """
     return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
-                  wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow)
+                  block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow)

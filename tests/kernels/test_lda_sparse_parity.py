@@ -98,15 +98,80 @@ def test_sparse_sweep_matches_reference(doc_counts):
                 assert not sweep.doc_row.any()  # zero on exit
 
 
-def test_word_lists_hold_exactly_the_nonzero_topics():
+def _packed_lists(n_wk, builder=None):
+    """The packed word lists of ``n_wk``, decoded: one [(count, topic), ...] a word, in list order."""
+    V, K = n_wk.shape
+    freq = np.maximum(n_wk.sum(axis=1), 1)
+    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
+    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.empty(V, np.int32)
+    (builder or lda_sparse.build_word_lists)(n_wk, wptr, wlist, wlen)
+    bits = lda_sparse.topic_bits(K)
+    return [[(int(v) >> bits, int(v) & ((1 << bits) - 1)) for v in wlist[wptr[w]:wptr[w] + wlen[w]]] for w in range(V)]
+
+
+def test_word_lists_pack_exactly_the_nonzero_counts_largest_first():
     tokens, z, alpha, K, V = _random_problem(4, D=9, V=13, K=5)
     n_wk = counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)[1]
-    freq = np.bincount(tokens.words, minlength=V)
-    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
-    wtop, wlen = np.empty(int(wptr[-1]), np.int32), np.empty(V, np.int32)
-    lda_sparse.build_word_lists(n_wk, wptr, wtop, wlen)
+    lists = _packed_lists(n_wk)
     for w in range(V):
-        assert sorted(wtop[wptr[w]:wptr[w] + wlen[w]]) == list(np.flatnonzero(n_wk[w]))
+        assert [k for _, k in lists[w]] == reference_word_lists(n_wk)[w]  # count descending, ties topic ascending
+        assert [n for n, _ in lists[w]] == [n_wk[w, k] for _, k in lists[w]]
+
+
+def test_word_lists_hold_counts_beyond_the_topic_bits():
+    # counts far above 2**bits and the largest topic id must not bleed into each other
+    n_wk = np.zeros((2, 1000), dtype=np.int32)
+    n_wk[0, 999], n_wk[0, 3], n_wk[1, 512] = 2**31 - 1, 1024, 7
+    assert lda_sparse.topic_bits(1000) == 10 and lda_sparse.topic_bits(1024) == 10
+    assert lda_sparse.topic_bits(1025) == 11 and lda_sparse.topic_bits(1) == 1
+    assert _packed_lists(n_wk) == [[(2**31 - 1, 999), (1024, 3)], [(7, 512)]]
+
+
+def _linear_smoothing_pick(u, alpha, beta, c):
+    return min(int(np.searchsorted(np.cumsum(alpha * beta * c), u, side="right")), len(alpha) - 1)
+
+
+@pytest.mark.parametrize("K", [1, 7, 40, 1000])
+def test_smoothing_pick_by_blocks_matches_the_topic_walk(K):
+    rng = np.random.default_rng(K)
+    alpha, beta, c = rng.uniform(0.01, 1.0, K), 0.3, 1.0 / rng.integers(1, 500, K)
+    shift = max(3, (lda_sparse.topic_bits(K) + 1) // 2)
+    sblk = np.empty(((K - 1) >> shift) + 1)
+    s = lda_sparse.smoothing_blocks(alpha, beta, c, sblk, shift)
+    np.testing.assert_allclose(sblk.sum(), s, rtol=1e-12)
+    for u in rng.uniform(0, s, 500):
+        assert lda_sparse.smoothing_pick(u, alpha, beta, c, sblk, shift) == _linear_smoothing_pick(u, alpha, beta, c)
+
+
+def test_negative_control_stale_smoothing_block_misplaces_draws():
+    # one block's mass left at its old value (an update forgotten): draws past it land in the wrong topics
+    K = 40
+    rng = np.random.default_rng(1)
+    alpha, beta, c = rng.uniform(0.01, 1.0, K), 0.3, 1.0 / rng.integers(1, 500, K)
+    sblk = np.empty(5)
+    s = lda_sparse.smoothing_blocks(alpha, beta, c, sblk, 3)
+    sblk[1] *= 1.5
+    wrong = sum(lda_sparse.smoothing_pick(u, alpha, beta, c, sblk, 3) != _linear_smoothing_pick(u, alpha, beta, c)
+                for u in rng.uniform(0, s, 500))
+    assert wrong > 50
+
+
+def test_sparse_sweep_with_many_smoothing_draws_matches_reference():
+    # K = 40 (five smoothing blocks) and a large alpha * beta: the s bucket takes a good share of the draws
+    tokens, z, _, K, V = _random_problem(11, D=15, V=13, K=40)
+    alpha, beta = np.full(K, 3.0), 2.0
+    model = make_model(K, V, alpha, beta)
+    state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+    ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
+    zb = z.copy()
+    sweep = cgs.sparse_sweep(model, tokens)
+    ra, rb = np.random.default_rng(5), np.random.default_rng(5)
+    for _ in range(3):
+        sweep(ra, state, 0, len(tokens.doc_ptr) - 1)
+        reference_sparse_sweep(rb, tokens.doc_ptr, tokens.words, zb, *ref, alpha, beta)
+        np.testing.assert_array_equal(state.z, zb)
+        np.testing.assert_array_equal(state.n_wk, ref[1])
+        np.testing.assert_array_equal(state.n_k, ref[2])
 
 
 def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout):
@@ -167,14 +232,15 @@ def test_sparse_sweep_cell_matches_reference():
         za, zb = z.copy(), z.copy()
         freq = np.bincount(tokens.words, minlength=V)
         wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
-        wtop, wlen = np.empty(int(wptr[-1]), np.int32), np.zeros(V, np.int32)
+        wtop, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
         scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
                    np.zeros(K, a[0].dtype))
         lo, hi = layout.doc_parts[1]
         for block in (0, 1):
             lda_sparse.build_block_word_lists(a[1], layout.block_words[block], wptr, wtop, wlen)
             lda_sparse.sparse_sweep_cell(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, za, *a, alpha,
-                                         0.05, lo, hi, layout.order, layout.cell_ptr, 2, block, wptr, wtop, wlen,
+                                         0.05, lo, hi, layout.order, layout.cell_ptr, 2, block,
+                                         layout.block_words[block], wptr, wtop, wlen,
                                          *scratch)
             cells = [(d, layout.order[layout.cell_ptr[2 * d + block]:layout.cell_ptr[2 * d + block + 1]])
                      for d in range(lo, hi)]

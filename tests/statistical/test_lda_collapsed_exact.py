@@ -154,3 +154,21 @@ def test_negative_control_sparse_with_stale_word_lists_fails_chi_square(pi):
 
     hist = one_sweep_from_exact(np.random.default_rng(20261121), pi, N_CHAINS, kernel=kernel)
     assert _chi2_pvalue(hist, pi) < ALPHA
+
+
+def undecremented_word_lists(n_wk, wptr, wlist, wlen):
+    """A packed-list bug: every entry's count one above n_wk (as if a token's removal were never counted)."""
+    lda_sparse.build_word_lists(n_wk, wptr, wlist, wlen)
+    one = 1 << lda_sparse.topic_bits(n_wk.shape[1])
+    for w in range(n_wk.shape[0]):
+        wlist[wptr[w]:wptr[w] + wlen[w]] += one
+
+
+def test_negative_control_sparse_with_undecremented_list_counts_fails_chi_square(pi):
+    def kernel(rng, state, tokens, model):
+        sweep = cgs.sparse_sweep(model, tokens, word_lists=undecremented_word_lists)
+        sweep(rng, state, 0, tokens.doc_ptr.shape[0] - 1)
+        return state, None
+
+    hist = one_sweep_from_exact(np.random.default_rng(20261121), pi, N_CHAINS, kernel=kernel)
+    assert _chi2_pvalue(hist, pi) < ALPHA

@@ -145,7 +145,7 @@ def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
     freq = word_slots(model, tokens)
     wptr = np.zeros(V + 1, dtype=np.int64)
     np.cumsum(np.minimum(freq, K), out=wptr[1:])
-    wtop = np.empty(int(wptr[-1]), dtype=np.int32)
+    wtop = np.empty(int(wptr[-1]), dtype=np.int64)  # packed (count, topic) entries
     wlen = np.empty(V, dtype=np.int32)
     c, qcoef, qbuf = (np.empty(K) for _ in range(3))
     dtop = np.empty(K, dtype=np.int32)

@@ -107,7 +107,7 @@ class ADLDAShard:
         self.own_k = self.n_k.copy()
         self.wptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(np.minimum(global_freq, K), out=self.wptr[1:])  # global frequencies: a word's list may hold
-        self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int32)  # topics seen only on other shards
+        self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int64)  # topics seen only on other shards
         self.wlen = np.empty(V, dtype=np.int32)
         self.c, self.qcoef, self.qbuf = (np.empty(K) for _ in range(3))
         self.dtop = np.empty(K, dtype=np.int32)

@@ -97,7 +97,7 @@ class PartitionedSparse:
         K, V = model.n_topics, model.n_words
         self.wptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(np.minimum(word_slots(model, tokens), K), out=self.wptr[1:])
-        self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int32)
+        self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int64)  # packed (count, topic) entries
         self.wlen = np.zeros(V, dtype=np.int32)
         # the last scratch array (a document's counts) is unused with the shared n_dk, but must have its dtype
         self.scratch = [(np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32),
@@ -112,7 +112,8 @@ class PartitionedSparse:
         lo, hi = lay.doc_parts[p]
         return lda_sparse.sparse_sweep_cell(
             rng, t.doc_ptr, t.words, state.z, state.n_dk, state.n_wk, n_k, m.alpha, m.beta, lo, hi,
-            lay.order, lay.cell_ptr, len(lay.doc_parts), block, self.wptr, self.wtop, self.wlen, *self.scratch[p])
+            lay.order, lay.cell_ptr, len(lay.doc_parts), block, lay.block_words[block], self.wptr, self.wtop,
+            self.wlen, *self.scratch[p])
 
     def __call__(self, rngs, state: CollapsedGibbsState) -> int:
         """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k."""
