@@ -98,6 +98,52 @@ def build_block_word_lists(n_wk, block_words, wptr, wlist, wlen):
         _build_word_list(n_wk, block_words[j], wptr, wlist, wlen, bits)
 
 
+@njit(cache=True, nogil=True)
+def refresh_word_lists(n_wk, row_sums, wptr, wlist, wlen):
+    """:func:`build_word_lists` at the cost of the lists, not of the (V, K) table; returns how many were rebuilt.
+
+    A word's list is kept when it holds exactly the non-zero counts of its row of ``n_wk``: every entry's
+    count equals n_wk and is positive, and the counts add up to ``row_sums[w]``, the row's total (the
+    word's frequency), so no other topic can have a count. It is then sorted again into the order
+    :func:`build_word_lists` gives (count descending, ties topic ascending); the sweep leaves it nearly
+    sorted. Any other list (``wlen`` all zero on the first call, n_wk changed outside the sweep) is rebuilt
+    from its row. The serial sweep leaves its lists in step with n_wk, so after the first sweep this reads
+    O(sum of k_w) cells of n_wk instead of all V K.
+    """
+    V, K = n_wk.shape
+    bits = topic_bits(K)
+    mask = (np.int64(1) << bits) - 1
+    rebuilt = 0
+    for w in range(V):
+        base = wptr[w]
+        m = wlen[w]
+        ok = 0 <= m <= wptr[w + 1] - base
+        total = 0
+        if ok:
+            for j in range(base, base + m):
+                v = wlist[j]
+                k = v & mask
+                n = v >> bits
+                if k >= K or n <= 0 or n_wk[w, k] != n:
+                    ok = False
+                    break
+                total += n
+        if ok and total == row_sums[w]:
+            # insertion sort on the key count << bits | (mask - topic), descending
+            for j in range(base + 1, base + m):
+                v = wlist[j]
+                key = (v & ~mask) | (mask - (v & mask))
+                i = j
+                while i > base and ((wlist[i - 1] & ~mask) | (mask - (wlist[i - 1] & mask))) < key:
+                    wlist[i] = wlist[i - 1]
+                    i -= 1
+                wlist[i] = v
+        else:
+            _build_word_list(n_wk, w, wptr, wlist, wlen, bits)
+            rebuilt += 1
+    return rebuilt
+
+
 @njit(cache=True, nogil=True, inline="always")
 def list_remove(lst, base, length, k):
     """Remove value k from lst[base:base+length] (swap with last); returns the new length."""

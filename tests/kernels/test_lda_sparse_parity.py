@@ -301,3 +301,60 @@ def test_sparse_sweep_gives_the_same_chain_with_and_without_doc_table():
         np.testing.assert_array_equal(dense.n_wk, free.n_wk)
         assert ia.log_joint == ib.log_joint and ia.n_changed == ib.n_changed
     assert free.n_dk is None
+
+
+def _lists_of(wptr, wlist, wlen):
+    return [list(wlist[wptr[w]:wptr[w] + wlen[w]]) for w in range(len(wlen))]
+
+
+def test_refreshed_word_lists_equal_rebuilt_lists():
+    # first call (no lists), after sweeps (lists in step but unsorted), after n_wk changed outside the sweep
+    tokens, z, alpha, K, V = _random_problem(8, D=20, V=13, K=6)
+    model = make_model(K, V, alpha, 0.05)
+    state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+    freq = np.bincount(tokens.words, minlength=V)
+    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
+    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
+    ref, ref_len = np.empty_like(wlist), np.empty_like(wlen)
+    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
+               np.zeros(K, np.int16))
+    rng = np.random.default_rng(0)
+    rebuilt = []
+    for step in range(4):
+        rebuilt.append(lda_sparse.refresh_word_lists(state.n_wk, freq, wptr, wlist, wlen))
+        lda_sparse.build_word_lists(state.n_wk, wptr, ref, ref_len)
+        assert _lists_of(wptr, wlist, wlen) == _lists_of(wptr, ref, ref_len)
+        lda_sparse.sparse_sweep(rng, tokens.doc_ptr, tokens.words, state.z, None, state.n_wk, state.n_k, alpha,
+                                0.05, 0, len(tokens.doc_ptr) - 1, wptr, wlist, wlen, *scratch)
+        if step == 2:  # one count of word w moves to another topic, outside the sweep
+            w = int(np.argmax(freq))
+            k0 = int(np.flatnonzero(state.n_wk[w])[0])
+            state.n_wk[w, k0] -= 1
+            state.n_wk[w, (k0 + 1) % K] += 1
+    assert rebuilt[0] == np.count_nonzero(freq) and rebuilt[1] == rebuilt[2] == 0 and rebuilt[3] == 1
+
+
+def _short_list_survives(check_totals):
+    """Whether a list missing a non-zero topic (every listed count right) is kept by the refresh."""
+    tokens, z, alpha, K, V = _random_problem(9, D=20, V=13, K=6)
+    n_wk = counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)[1]
+    freq = np.bincount(tokens.words, minlength=V)
+    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
+    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
+    lda_sparse.build_word_lists(n_wk, wptr, wlist, wlen)
+    w = int(np.argmax(wlen))
+    wlen[w] -= 1  # the list loses its last entry
+    totals = freq.copy()
+    if not check_totals:
+        totals[w] -= wlist[wptr[w] + wlen[w]] >> lda_sparse.topic_bits(K)
+    lda_sparse.refresh_word_lists(n_wk, totals, wptr, wlist, wlen)
+    return wlen[w] < np.count_nonzero(n_wk[w])
+
+
+def test_refresh_rebuilds_a_list_missing_a_topic():
+    assert not _short_list_survives(check_totals=True)
+
+
+def test_negative_control_refresh_without_row_totals_keeps_a_short_list():
+    # with totals that match the short list (as if the refresh did not check the row's total), it stays
+    assert _short_list_survives(check_totals=False)

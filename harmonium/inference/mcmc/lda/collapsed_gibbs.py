@@ -137,23 +137,30 @@ def plain_sweep(model: LDAModel, tokens: TokenStream, *, compiled=None):
 def sparse_sweep(model: LDAModel, tokens: TokenStream, *, word_lists=None):
     """The SparseLDA bucket sweep (:mod:`harmonium._kernels.lda_sparse`), O(k_d + k_w) a token.
 
-    ``word_lists`` replaces :func:`harmonium._kernels.lda_sparse.build_word_lists`
-    (same signature); tests pass a deliberately broken builder here.
+    The word lists outlive a sweep: each sweep starts with
+    :func:`harmonium._kernels.lda_sparse.refresh_word_lists`, which keeps (re-sorted) every list that
+    still matches the state's n_wk and rebuilds the others, the same lists as a full rebuild at the cost
+    of the lists. ``word_lists`` replaces it with a builder of the signature of
+    :func:`~harmonium._kernels.lda_sparse.build_word_lists`, run every sweep; tests pass a deliberately
+    broken builder here.
     """
-    build_lists = lda_sparse.build_word_lists if word_lists is None else word_lists
     K, V = model.n_topics, model.n_words
     freq = word_slots(model, tokens)
+    row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)  # n_wk's row totals (seeds add more)
     wptr = np.zeros(V + 1, dtype=np.int64)
     np.cumsum(np.minimum(freq, K), out=wptr[1:])
     wtop = np.empty(int(wptr[-1]), dtype=np.int64)  # packed (count, topic) entries
-    wlen = np.empty(V, dtype=np.int32)
+    wlen = np.zeros(V, dtype=np.int32)  # all lists empty: the first refresh builds them
     c, qcoef, qbuf = (np.empty(K) for _ in range(3))
     dtop = np.empty(K, dtype=np.int32)
     in_doc = np.zeros(K, dtype=np.uint8)
     drow = np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr))  # the document's counts when the state has no n_dk
 
     def sweep(rng, state: CollapsedGibbsState, d_lo: int, d_hi: int) -> int:
-        build_lists(state.n_wk, wptr, wtop, wlen)
+        if word_lists is None:
+            lda_sparse.refresh_word_lists(state.n_wk, row_sums, wptr, wtop, wlen)
+        else:
+            word_lists(state.n_wk, wptr, wtop, wlen)
         return lda_sparse.sparse_sweep(
             rng, tokens.doc_ptr, tokens.words, state.z, state.n_dk, state.n_wk, state.n_k,
             model.alpha, model.beta, d_lo, d_hi, wptr, wtop, wlen, c, qcoef, qbuf, dtop, in_doc, drow,
