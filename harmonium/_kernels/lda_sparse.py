@@ -23,8 +23,12 @@ Per-word lists of the topics with n_wk > 0 live in one flat int64 array: word w 
 the same), so the q walk reads one contiguous array and the sweep never reads the dense (V, K) n_wk,
 whose rows miss the cache at large K; it writes n_wk back from the lists when it ends. The s bucket,
 entered rarely but O(K) each time, is walked by blocks of about sqrt(K) topics whose masses are kept
-next to s (``smoothing_blocks``, ``smoothing_pick``). Lists, arithmetic and the order of every sum
-are those of the unpacked sweep, so the same uniforms give the same z.
+next to s (``smoothing_blocks``, ``smoothing_pick``). Lists and the order of every sum are those of
+the unpacked sweep. A token that draws its old topic again (most tokens once the chain settles) gets
+s, r, c_k, q's coefficient and its smoothing block back as they were before its removal instead of
+recomputed (no division); in exact arithmetic that is the same state, in floating point it can differ
+from the recomputed one in the last bits, so the same uniforms give the same z as the unpacked sweep
+except where a uniform falls within rounding of a bucket boundary.
 All functions mutate their array arguments in place.
 
 Document counts: the serial sweep needs only the current document's row of
@@ -330,7 +334,12 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
                     prefetch(wlist, wptr[words[order[j0 + PREFETCH_AHEAD]]])
             w = words[i]
             old = z[i]
-            # remove the token
+            # remove the token (what it changes is kept, to be restored if the token draws its topic again)
+            s_was = s
+            r_was = r
+            c_was = c[old]
+            sblk_was = sblk[old >> shift]
+            qcoef_was = qcoef[old]
             x = alpha[old] * beta * c[old]
             s -= x
             r -= row[old] * beta * c[old]
@@ -379,22 +388,37 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             else:
                 new = smoothing_pick(u - (q + r), alpha, beta, c, sblk, shift)
             # add the token back with its new topic
-            z[i] = new
-            x = alpha[new] * beta * c[new]
-            s -= x
-            r -= row[new] * beta * c[new]
-            n_k[new] += 1
-            c[new] = 1.0 / (n_k[new] + v_beta)
-            y = alpha[new] * beta * c[new]
-            s += y
-            sblk[new >> shift] += y - x
-            if row[new] == 0:
-                dtop[dlen] = new
-                dlen += 1
-                in_doc[new] = 1
-            row[new] += 1
-            r += row[new] * beta * c[new]
-            qcoef[new] = (alpha[new] + row[new]) * c[new]
+            if new == old:
+                # the state before the removal, restored as it was (no division, no rounding)
+                s = s_was
+                r = r_was
+                c[old] = c_was
+                sblk[old >> shift] = sblk_was
+                qcoef[old] = qcoef_was
+                n_k[old] += 1
+                if row[old] == 0:
+                    dtop[dlen] = old
+                    dlen += 1
+                    in_doc[old] = 1
+                row[old] += 1
+            else:
+                z[i] = new
+                n_changed += 1
+                x = alpha[new] * beta * c[new]
+                s -= x
+                r -= row[new] * beta * c[new]
+                n_k[new] += 1
+                c[new] = 1.0 / (n_k[new] + v_beta)
+                y = alpha[new] * beta * c[new]
+                s += y
+                sblk[new >> shift] += y - x
+                if row[new] == 0:
+                    dtop[dlen] = new
+                    dlen += 1
+                    in_doc[new] = 1
+                row[new] += 1
+                r += row[new] * beta * c[new]
+                qcoef[new] = (alpha[new] + row[new]) * c[new]
             if at < 0:
                 at = m
                 for j in range(m):
@@ -406,8 +430,6 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             else:
                 wlist[base + m] = one | new
                 wlen[w] = m + 1
-            if new != old:
-                n_changed += 1
         # restore the document-free coefficients
         for j in range(dlen):
             k = dtop[j]
