@@ -8,10 +8,13 @@ never on scheduling.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
+
+from harmonium.errors import InvalidParameterError
 
 
 def partition_documents(doc_ptr: np.ndarray, n_parts: int) -> list[tuple[int, int]]:
@@ -37,6 +40,45 @@ def run_blocks(fn: Callable, args: Sequence[tuple]) -> list:
     with ThreadPoolExecutor(max_workers=len(args)) as pool:
         futures = [pool.submit(fn, *a) for a in args]
         return [f.result() for f in futures]
+
+
+class BlockRunner:
+    """:func:`run_blocks` on threads kept between calls, for a kernel that runs many short parallel steps.
+
+    The calling thread runs the first block and ``n_threads - 1`` persistent worker threads run the others,
+    so a step costs two hand-offs instead of starting and joining a pool. Results are returned in the order
+    of ``args`` and never depend on which thread ran a block. The threads end with :meth:`close`, or when
+    the runner is garbage-collected (the owner need not call close).
+    """
+
+    def __init__(self, n_threads: int):
+        self.n_threads = int(n_threads)
+        self._pool = ThreadPoolExecutor(max_workers=self.n_threads - 1, thread_name_prefix="harmonium-block") \
+            if self.n_threads > 1 else None
+        self._finalizer = weakref.finalize(self, _shutdown, self._pool)
+
+    def __call__(self, fn: Callable, args: Sequence[tuple]) -> list:
+        """``[fn(*a) for a in args]``; at most ``n_threads`` blocks."""
+        if len(args) > self.n_threads:
+            raise InvalidParameterError(f"BlockRunner: {len(args)} blocks for {self.n_threads} threads; pass at most "
+                             f"{self.n_threads} blocks a call, or make the runner with more threads.")
+        if self._pool is None or len(args) == 1:
+            return [fn(*a) for a in args]
+        futures = [self._pool.submit(fn, *a) for a in args[1:]]
+        try:
+            first = fn(*args[0])
+        finally:  # the other blocks still write into shared arrays: wait for them before anything else
+            wait(futures)
+        return [first, *(f.result() for f in futures)]
+
+    def close(self) -> None:
+        """End the worker threads (after any blocks they are running)."""
+        self._finalizer()
+
+
+def _shutdown(pool) -> None:
+    if pool is not None:
+        pool.shutdown(wait=False)
 
 
 def round_block(part: int, round_: int, n_parts: int) -> int:

@@ -57,6 +57,7 @@ from harmonium.inference.mcmc.lda.collapsed_gibbs import (
 from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, doc_count_dtype, seeded_counts
 from harmonium.parallel.threads import (
+    BlockRunner,
     cell_order,
     child_generators,
     partition_documents,
@@ -115,14 +116,22 @@ class PartitionedSparse:
             lay.order, lay.cell_ptr, len(lay.doc_parts), block, self.wptr, self.wtop, self.wlen, *self.scratch[p])
 
     def __call__(self, rngs, state: CollapsedGibbsState) -> int:
-        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k."""
+        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k.
+
+        The rounds run on one :class:`~harmonium.parallel.threads.BlockRunner` kept for the object's life
+        (the calling thread samples shard 0, persistent threads the others): starting a thread pool for every
+        round cost about 2% of the wall time of a sweep (Debian, K = 100, benchmarks/lda/README.md "Threads").
+        """
         P = len(self.layout.doc_parts)
+        runner = self.__dict__.get("runner")
+        if runner is None:
+            runner = self.runner = BlockRunner(P)
         n_changed = 0
         with seeded_counts(state.n_wk, state.n_k, self.model.seeds):
             for r in range(P):
                 start = state.n_k.copy()
                 n_k = [start.copy() for _ in range(P)]
-                n_changed += sum(run_blocks(
+                n_changed += sum(runner(
                     self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0) for p in range(P)]))
                 merge_topic_totals(state.n_k, start, n_k)
         return n_changed
