@@ -103,3 +103,20 @@ def test_auto_runs_the_word_partitioned_sweep(problem):
     a = _run(problem, 2, 11, sampler="auto")  # "auto" picks sparse at K = 5, so the word-partitioned sweep
     b = _run(problem, 2, 11, sampler="sparse")
     np.testing.assert_array_equal(a.z, b.z)
+
+
+def test_a_new_model_for_the_same_tokens_keeps_the_layout_and_samples_the_new_model(problem, monkeypatch):
+    tokens, model = problem
+    calls = []
+    real = pg.word_partition
+    monkeypatch.setattr(pg, "word_partition", lambda *a: calls.append(a) or real(*a))
+    updated = make_model(model.n_topics, model.n_words, 0.5, 0.02)  # as after a hyperparameter update
+    kernel = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)
+    rng = np.random.default_rng(3)
+    state, _ = kernel(rng, cgs.init(rng, tokens, model), tokens, model)
+    twin, twin_rng = type(state)(*(a.copy() for a in state)), np.random.default_rng()
+    twin_rng.bit_generator.state = rng.bit_generator.state
+    state, _ = kernel(rng, state, tokens, updated)
+    assert len(calls) == 1  # the layout was made once, for the first model
+    twin, _ = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)(twin_rng, twin, tokens, updated)
+    np.testing.assert_array_equal(state.z, twin.z)  # the same sweep as a kernel that only saw the updated model

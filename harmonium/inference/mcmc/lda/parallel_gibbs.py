@@ -92,9 +92,9 @@ def word_partition(tokens: TokenStream, n_words: int, n_parts: int) -> WordParti
 class PartitionedSparse:
     """The word-partitioned SparseLDA sweep for one (model, tokens): shared word lists, scratch per worker."""
 
-    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int):
+    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int, layout: WordPartition | None = None):
         self.model, self.tokens = model, tokens
-        self.layout = word_partition(tokens, model.n_words, n_parts)
+        self.layout = word_partition(tokens, model.n_words, n_parts) if layout is None else layout
         K, V = model.n_topics, model.n_words
         self.wptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(np.minimum(word_slots(model, tokens), K), out=self.wptr[1:])
@@ -167,8 +167,14 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
             return None
         key = (id(model), id(tokens))
         if key not in partitioned:
+            # a new model for the same tokens (the estimator's hyperparameter updates) keeps the layout and
+            # the threads: the layout depends on the tokens and the vocabulary size only
+            previous = partitioned.pop(next(iter(partitioned)), None) if partitioned else None
+            reuse = previous is not None and previous.tokens is tokens and previous.model.n_words == model.n_words
             partitioned.clear()
-            partitioned[key] = PartitionedSparse(model, tokens, n_threads)
+            partitioned[key] = PartitionedSparse(model, tokens, n_threads, previous.layout if reuse else None)
+            if reuse and "runner" in previous.__dict__:
+                partitioned[key].runner = previous.runner
         return partitioned[key]
 
     def adlda(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel) -> int:
