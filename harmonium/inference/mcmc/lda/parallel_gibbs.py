@@ -10,7 +10,8 @@ worker, so its n_dk is always exact).
 **Word-partitioned** (the SparseLDA sampler, ``sampler="sparse"``, and "auto" when it picks sparse).
 As tomotopy's PARTITION scheme and the model-parallel blocks of LightLDA (Yuan et al. 2015) do, the
 vocabulary is also split into P blocks (:func:`~harmonium.parallel.threads.partition_words`, balanced per
-round). A sweep is P rounds; in round r shard p samples its tokens whose word lies in block
+round; runs of consecutive word ids stay together, so that the workers' rows of n_wk share no cache
+lines). A sweep is P rounds; in round r shard p samples its tokens whose word lies in block
 (p + r) mod P (:func:`~harmonium.parallel.threads.round_block`), with a barrier between rounds. Within a
 round the workers touch disjoint rows of n_wk, so every token sees the exact current n_dk and n_wk
 rows; only the K topic totals n_k are per worker: each worker starts the round from the shared n_k and
