@@ -1,8 +1,8 @@
 """Where the 2-thread word-partitioned sweep's extra CPU goes: quiet-window samples, variants alternated.
 
 On the shared 2-core machine, other jobs come and go every few seconds. Each sample here times ``--sweeps``
-sweeps of one variant from a copy of the same state (Debian training split, one serial sweep from the
-initial state) with the same seed, and counts only if the other processes used under 0.1 core meanwhile
+sweeps of one variant from a copy of the same state (Debian training split, ``--warm`` serial sweeps from
+the initial state) with the same seed, and counts only if the other processes used under 0.1 core meanwhile
 (``/proc/stat`` busy time less this process's CPU time). The variants run one after another within a few
 seconds, so each row compares them on the same machine state:
 
@@ -43,6 +43,7 @@ def main(argv=None) -> None:
     ap.add_argument("--topics", type=int, default=100)
     ap.add_argument("--sweeps", type=int, default=2, help="sweeps a sample")
     ap.add_argument("--samples", type=int, default=30, help="clean samples wanted per variant")
+    ap.add_argument("--warm", type=int, default=1, help="serial sweeps from the initial state before sampling")
     ap.add_argument("--max-seconds", type=float, default=600)
     ap.add_argument("--max-other", type=float, default=0.1, help="other processes' cores allowed during a sample")
     args = ap.parse_args(argv)
@@ -57,7 +58,9 @@ def main(argv=None) -> None:
     tokens = train.tokens()
     model = make_model(args.topics, train.n_words, 0.1, 0.01)
     serial = pg.build_kernel(sampler="sparse", n_threads=1, compute_log_joint=False)
-    state, _ = serial(np.random.default_rng(5), cgs.init(np.random.default_rng(0), tokens, model), tokens, model)
+    state, warm_rng = cgs.init(np.random.default_rng(0), tokens, model), np.random.default_rng(5)
+    for _ in range(args.warm):
+        state, _ = serial(warm_rng, state, tokens, model)
 
     def copy(s):
         return type(s)(*(a.copy() for a in s))
