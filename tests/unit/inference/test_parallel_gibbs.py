@@ -103,3 +103,53 @@ def test_auto_runs_the_word_partitioned_sweep(problem):
     a = _run(problem, 2, 11, sampler="auto")  # "auto" picks sparse at K = 5, so the word-partitioned sweep
     b = _run(problem, 2, 11, sampler="sparse")
     np.testing.assert_array_equal(a.z, b.z)
+
+
+def test_a_new_model_for_the_same_tokens_keeps_the_layout_and_samples_the_new_model(problem, monkeypatch):
+    tokens, model = problem
+    calls = []
+    real = pg.word_partition
+    monkeypatch.setattr(pg, "word_partition", lambda *a: calls.append(a) or real(*a))
+    updated = make_model(model.n_topics, model.n_words, 0.5, 0.02)  # as after a hyperparameter update
+    kernel = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)
+    rng = np.random.default_rng(3)
+    state, _ = kernel(rng, cgs.init(rng, tokens, model), tokens, model)
+    twin, twin_rng = type(state)(*(a.copy() for a in state)), np.random.default_rng()
+    twin_rng.bit_generator.state = rng.bit_generator.state
+    state, _ = kernel(rng, state, tokens, updated)
+    assert len(calls) == 1  # the layout was made once, for the first model
+    twin, _ = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)(twin_rng, twin, tokens, updated)
+    np.testing.assert_array_equal(state.z, twin.z)  # the same sweep as a kernel that only saw the updated model
+
+
+def test_large_vocabularies_are_partitioned_in_runs_of_consecutive_words():
+    """Runs of WORD_GROUP consecutive ids share a block (no n_wk row boundary between the blocks of a round
+    inside a run), and every round stays balanced to within the largest run's count."""
+    from harmonium.parallel.threads import WORD_GROUP, word_group_size
+
+    rng = np.random.default_rng(0)
+    V, D = 40_000, 3_000
+    lengths = rng.integers(5, 60, size=D)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    words = (rng.zipf(1.3, size=int(doc_ptr[-1])) - 1) % V  # heavy head, long tail
+    rng.shuffle(words)
+    words = words.astype(np.int32)
+    P = 2
+    assert word_group_size(V, P) == WORD_GROUP == 64
+    assert word_group_size(200, P) == 1  # small vocabularies stay word by word
+    parts = partition_documents(doc_ptr, P)
+    block_of = partition_words(doc_ptr, words, parts, V)
+    runs = block_of[: V - V % WORD_GROUP].reshape(-1, WORD_GROUP)
+    assert (runs == runs[:, :1]).all()
+    assert len(set(block_of.tolist())) == P
+    run_count = np.bincount(words // WORD_GROUP)
+    cells = np.zeros((P, P), dtype=np.int64)
+    for p, (lo, hi) in enumerate(parts):
+        np.add.at(cells[p], block_of[words[doc_ptr[lo]:doc_ptr[hi]]], 1)
+    for r in range(P):
+        sizes = [cells[p, round_block(p, r, P)] for p in range(P)]
+        assert max(sizes) - min(sizes) <= run_count.max(), (r, sizes)
+    # group=1 is the word-by-word placement: neighbouring ids land in different blocks
+    single = partition_words(doc_ptr, words, parts, V, group=1)
+    seen = np.flatnonzero(np.bincount(words, minlength=V))  # unseen words all go to block 0
+    assert (single[seen[:-1]] != single[seen[1:]]).mean() > 0.3

@@ -10,7 +10,8 @@ worker, so its n_dk is always exact).
 **Word-partitioned** (the SparseLDA sampler, ``sampler="sparse"``, and "auto" when it picks sparse).
 As tomotopy's PARTITION scheme and the model-parallel blocks of LightLDA (Yuan et al. 2015) do, the
 vocabulary is also split into P blocks (:func:`~harmonium.parallel.threads.partition_words`, balanced per
-round). A sweep is P rounds; in round r shard p samples its tokens whose word lies in block
+round; runs of consecutive word ids stay together, so that the workers' rows of n_wk share no cache
+lines). A sweep is P rounds; in round r shard p samples its tokens whose word lies in block
 (p + r) mod P (:func:`~harmonium.parallel.threads.round_block`), with a barrier between rounds. Within a
 round the workers touch disjoint rows of n_wk, so every token sees the exact current n_dk and n_wk
 rows; only the K topic totals n_k are per worker: each worker starts the round from the shared n_k and
@@ -57,6 +58,7 @@ from harmonium.inference.mcmc.lda.collapsed_gibbs import (
 from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, doc_count_dtype, seeded_counts
 from harmonium.parallel.threads import (
+    BlockRunner,
     cell_order,
     child_generators,
     partition_documents,
@@ -91,9 +93,9 @@ def word_partition(tokens: TokenStream, n_words: int, n_parts: int) -> WordParti
 class PartitionedSparse:
     """The word-partitioned SparseLDA sweep for one (model, tokens): shared word lists, scratch per worker."""
 
-    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int):
+    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int, layout: WordPartition | None = None):
         self.model, self.tokens = model, tokens
-        self.layout = word_partition(tokens, model.n_words, n_parts)
+        self.layout = word_partition(tokens, model.n_words, n_parts) if layout is None else layout
         K, V = model.n_topics, model.n_words
         self.wptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(np.minimum(word_slots(model, tokens), K), out=self.wptr[1:])
@@ -116,14 +118,22 @@ class PartitionedSparse:
             self.wlen, *self.scratch[p])
 
     def __call__(self, rngs, state: CollapsedGibbsState) -> int:
-        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k."""
+        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k.
+
+        The rounds run on one :class:`~harmonium.parallel.threads.BlockRunner` kept for the object's life
+        (the calling thread samples shard 0, persistent threads the others): starting a thread pool for every
+        round cost about 2% of the wall time of a sweep (Debian, K = 100, benchmarks/lda/README.md "Threads").
+        """
         P = len(self.layout.doc_parts)
+        runner = self.__dict__.get("runner")
+        if runner is None:
+            runner = self.runner = BlockRunner(P)
         n_changed = 0
         with seeded_counts(state.n_wk, state.n_k, self.model.seeds):
             for r in range(P):
                 start = state.n_k.copy()
                 n_k = [start.copy() for _ in range(P)]
-                n_changed += sum(run_blocks(
+                n_changed += sum(runner(
                     self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0) for p in range(P)]))
                 merge_topic_totals(state.n_k, start, n_k)
         return n_changed
@@ -159,8 +169,14 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
             return None
         key = (id(model), id(tokens))
         if key not in partitioned:
+            # a new model for the same tokens (the estimator's hyperparameter updates) keeps the layout and
+            # the threads: the layout depends on the tokens and the vocabulary size only
+            previous = partitioned.pop(next(iter(partitioned)), None) if partitioned else None
+            reuse = previous is not None and previous.tokens is tokens and previous.model.n_words == model.n_words
             partitioned.clear()
-            partitioned[key] = PartitionedSparse(model, tokens, n_threads)
+            partitioned[key] = PartitionedSparse(model, tokens, n_threads, previous.layout if reuse else None)
+            if reuse and "runner" in previous.__dict__:
+                partitioned[key].runner = previous.runner
         return partitioned[key]
 
     def adlda(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel) -> int:
