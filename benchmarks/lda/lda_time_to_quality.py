@@ -145,16 +145,26 @@ def worker(cfg: dict) -> dict:
 
 
 # -- analysis ------------------------------------------------------------------------------------
+#: What harmonium's last trace point scores (``table``/``plot --endpoint``): "estimate", the estimator's
+#: ``topic_word_`` (averaged over the second half of the chain), or "state", the chain's last state, as at
+#: every earlier trace point and as every peer's runs are scored (``perplexity_final_state`` of the record).
+ENDPOINT = {"value": "estimate"}
+
+
 def points(r: dict) -> list[dict]:
     """The run's trace with initialisation added to both clocks: [{iteration, wall, cpu, perplexity}]."""
     iw, ic = r.get("init_s", 0.0) or 0.0, r.get("init_cpu_s", 0.0) or 0.0
     out = []
     for p in r.get("trace", []):
         cpu = p.get("cpu_s")
-        if cpu is None and p["iteration"] == r["iters"]:
+        last = p["iteration"] == r["iters"]
+        if cpu is None and last:
             cpu = r.get("train_cpu_s")
+        perp = p["perplexity"]
+        if last and ENDPOINT["value"] == "state" and r.get("perplexity_final_state") is not None:
+            perp = r["perplexity_final_state"]
         out.append({"iteration": p["iteration"], "wall": p["train_s"] + iw,
-                    "cpu": None if cpu is None else cpu + ic, "perplexity": p["perplexity"]})
+                    "cpu": None if cpu is None else cpu + ic, "perplexity": perp})
     return sorted(out, key=lambda p: p["iteration"])
 
 
@@ -329,6 +339,31 @@ def tables(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def per_repeat(records: list[dict]) -> str:
+    """Per (cell, repeat): the fastest exact 1-thread peer and the split of the CPU ratio into
+    (peer's CPU s per sweep / ours) x (peer's sweeps to the target / ours), both up to the target."""
+    ok = _ok(records)
+    lines = ["| corpus, K | repeat: fastest peer | our sweeps to target | peer's | our CPU s per sweep | peer's "
+             "| per-sweep ratio × sweeps ratio = ratio |", "|---|---|---|---|---|---|---|"]
+    for (corpus, max_docs, K, rep), (target, _who) in sorted(targets(ok).items(), key=lambda kv: (kv[0][0], kv[0][2],
+                                                                                                  kv[0][3])):
+        rs = [r for r in ok if (r["corpus"], r.get("max_docs"), r["K"], r["repeat"]) == (corpus, max_docs, K, rep)
+              and r["threads"] == 1]
+        ours = [r for r in rs if r["system"].startswith("harmonium")]
+        peers = [r for r in rs if r["system"] in EXACT_PEERS]
+        if not ours or not peers:
+            continue
+        best = min(peers, key=lambda r: time_to(r, target, "cpu")[0])
+        tp, to = time_to(best, target, "cpu")[0], time_to(ours[0], target, "cpu")[0]
+        sp, so = sweeps_to(best, target), sweeps_to(ours[0], target)
+        if math.isinf(tp) or math.isinf(to):
+            continue
+        cp, co = tp / sp, to / so
+        lines.append(f"| {corpus}, {K} | r{rep}: {best['system']} | {so:.1f} | {sp:.0f} | {co:.3f} | {cp:.3f} "
+                     f"| {cp / co:.2f} × {sp / so:.2f} = {tp / to:.2f} |")
+    return "\n".join(lines)
+
+
 def plot(records: list[dict], outdir: str) -> list[str]:
     import matplotlib
 
@@ -415,10 +450,18 @@ def main(argv=None) -> None:
     pl = sub.add_parser("plot", help="perplexity against seconds, one PNG per corpus and K")
     pl.add_argument("jsonl", nargs="+")
     pl.add_argument("--outdir", default=str(HERE / "results"))
+    for p in (tab, pl):
+        p.add_argument("--endpoint", choices=("estimate", "state"), default="estimate",
+                       help="harmonium's last trace point: the estimator's averaged topic_word_ (default) or the "
+                            "chain's last state, like every other trace point and every peer")
     args = ap.parse_args(argv)
+    ENDPOINT["value"] = getattr(args, "endpoint", "estimate")
 
     if args.cmd == "table":
-        print(tables(C.read_records(args.jsonl)))
+        records = C.read_records(args.jsonl)
+        print(tables(records))
+        print("\nPer repeat (the CPU ratio split into per-sweep and sweeps-to-target ratios):\n")
+        print(per_repeat(records))
         return
     if args.cmd == "plot":
         for p in plot(C.read_records(args.jsonl), args.outdir):
