@@ -102,6 +102,39 @@ def build_block_word_lists(n_wk, block_words, wptr, wlist, wlen):
         _build_word_list(n_wk, block_words[j], wptr, wlist, wlen, bits)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _refresh_word_list(n_wk, row_sums, w, wptr, wlist, wlen, bits, mask):
+    """Keep (re-sorted) word w's list if it holds exactly the non-zero counts of its row, else rebuild it;
+    returns 1 if it was rebuilt (see :func:`refresh_word_lists`)."""
+    K = n_wk.shape[1]
+    base = wptr[w]
+    m = wlen[w]
+    ok = 0 <= m <= wptr[w + 1] - base
+    total = 0
+    if ok:
+        for j in range(base, base + m):
+            v = wlist[j]
+            k = v & mask
+            n = v >> bits
+            if k >= K or n <= 0 or n_wk[w, k] != n:
+                ok = False
+                break
+            total += n
+    if ok and total == row_sums[w]:
+        # insertion sort on the key count << bits | (mask - topic), descending
+        for j in range(base + 1, base + m):
+            v = wlist[j]
+            key = (v & ~mask) | (mask - (v & mask))
+            i = j
+            while i > base and ((wlist[i - 1] & ~mask) | (mask - (wlist[i - 1] & mask))) < key:
+                wlist[i] = wlist[i - 1]
+                i -= 1
+            wlist[i] = v
+        return 0
+    _build_word_list(n_wk, w, wptr, wlist, wlen, bits)
+    return 1
+
+
 @njit(cache=True, nogil=True)
 def refresh_word_lists(n_wk, row_sums, wptr, wlist, wlen):
     """:func:`build_word_lists` at the cost of the lists, not of the (V, K) table; returns how many were rebuilt.
@@ -114,37 +147,22 @@ def refresh_word_lists(n_wk, row_sums, wptr, wlist, wlen):
     from its row. The serial sweep leaves its lists in step with n_wk, so after the first sweep this reads
     O(sum of k_w) cells of n_wk instead of all V K.
     """
-    V, K = n_wk.shape
-    bits = topic_bits(K)
+    bits = topic_bits(n_wk.shape[1])
     mask = (np.int64(1) << bits) - 1
     rebuilt = 0
-    for w in range(V):
-        base = wptr[w]
-        m = wlen[w]
-        ok = 0 <= m <= wptr[w + 1] - base
-        total = 0
-        if ok:
-            for j in range(base, base + m):
-                v = wlist[j]
-                k = v & mask
-                n = v >> bits
-                if k >= K or n <= 0 or n_wk[w, k] != n:
-                    ok = False
-                    break
-                total += n
-        if ok and total == row_sums[w]:
-            # insertion sort on the key count << bits | (mask - topic), descending
-            for j in range(base + 1, base + m):
-                v = wlist[j]
-                key = (v & ~mask) | (mask - (v & mask))
-                i = j
-                while i > base and ((wlist[i - 1] & ~mask) | (mask - (wlist[i - 1] & mask))) < key:
-                    wlist[i] = wlist[i - 1]
-                    i -= 1
-                wlist[i] = v
-        else:
-            _build_word_list(n_wk, w, wptr, wlist, wlen, bits)
-            rebuilt += 1
+    for w in range(n_wk.shape[0]):
+        rebuilt += _refresh_word_list(n_wk, row_sums, w, wptr, wlist, wlen, bits, mask)
+    return rebuilt
+
+
+@njit(cache=True, nogil=True)
+def refresh_block_word_lists(n_wk, row_sums, block_words, wptr, wlist, wlen):
+    """:func:`refresh_word_lists` for the words ``block_words`` only (the word-partitioned sweep's blocks)."""
+    bits = topic_bits(n_wk.shape[1])
+    mask = (np.int64(1) << bits) - 1
+    rebuilt = 0
+    for j in range(block_words.shape[0]):
+        rebuilt += _refresh_word_list(n_wk, row_sums, block_words[j], wptr, wlist, wlen, bits, mask)
     return rebuilt
 
 

@@ -334,6 +334,38 @@ def test_refreshed_word_lists_equal_rebuilt_lists():
     assert rebuilt[0] == np.count_nonzero(freq) and rebuilt[1] == rebuilt[2] == 0 and rebuilt[3] == 1
 
 
+def test_refreshed_block_word_lists_equal_rebuilt_block_lists():
+    # the word-partitioned sweep's refresh: the block's lists equal a rebuild, the other words' are not touched
+    tokens, z, alpha, K, V = _random_problem(10, D=20, V=13, K=6)
+    layout = pg.word_partition(tokens, V, 2)
+    n_dk, n_wk, n_k = (c.copy() for c in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V))
+    z = z.copy()
+    freq = np.bincount(tokens.words, minlength=V)
+    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
+    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
+    ref, ref_len = np.empty_like(wlist), np.zeros_like(wlen)
+    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
+               np.zeros(K, n_dk.dtype))
+    rng = np.random.default_rng(0)
+    rebuilt = []
+    for _ in range(3):
+        for block in (0, 1):
+            words = layout.block_words[block]
+            others = np.setdiff1d(np.arange(V), words)
+            before = [_lists_of(wptr, wlist, wlen)[w] for w in others]
+            rebuilt.append(lda_sparse.refresh_block_word_lists(n_wk, freq, words, wptr, wlist, wlen))
+            lda_sparse.build_block_word_lists(n_wk, words, wptr, ref, ref_len)
+            got, want = _lists_of(wptr, wlist, wlen), _lists_of(wptr, ref, ref_len)
+            assert [got[w] for w in words] == [want[w] for w in words]
+            assert [got[w] for w in others] == before
+            for lo, hi in layout.doc_parts:
+                lda_sparse.sparse_sweep_cell(rng, tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k, alpha, 0.05,
+                                             lo, hi, layout.order, layout.cell_ptr, 2, block, words, wptr, wlist,
+                                             wlen, *scratch)
+    # the first refresh of each block builds every list of its words; later ones keep them (the sweep kept step)
+    assert rebuilt[0] + rebuilt[1] == np.count_nonzero(freq) and sum(rebuilt[2:]) == 0
+
+
 def _short_list_survives(check_totals):
     """Whether a list missing a non-zero topic (every listed count right) is kept by the refresh."""
     tokens, z, alpha, K, V = _random_problem(9, D=20, V=13, K=6)

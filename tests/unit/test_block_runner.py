@@ -23,11 +23,17 @@ def _block_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith(PREFIX)]
 
 
+def _new(before: set) -> list[threading.Thread]:
+    """The block threads alive now that are not in ``before`` (thread objects: an ended thread's ident can be
+    reused, and threads of earlier tests may end at any moment, so neither idents nor counts are compared)."""
+    return [t for t in _block_threads() if t not in before]
+
+
 def _gone(before: set, timeout: float = 5.0) -> bool:
     """Whether every block thread not in ``before`` has ended within ``timeout`` seconds."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if not [t for t in _block_threads() if t.ident not in before]:
+        if not _new(before):
             return True
         gc.collect()
         time.sleep(0.01)
@@ -78,10 +84,10 @@ def test_an_error_in_the_first_block_waits_for_the_others():
 
 
 def test_threads_end_when_the_runner_is_collected():
-    before = {t.ident for t in _block_threads()}
+    before = set(_block_threads())
     runner = BlockRunner(3)
     runner(lambda i: i, [(0,), (1,), (2,)])
-    assert len(_block_threads()) > len(before)
+    assert _new(before)
     del runner
     assert _gone(before)
 
@@ -90,12 +96,12 @@ def test_word_partitioned_kernel_leaks_no_threads():
     corpus, _, _ = lda_corpus(seed=3, n_docs=60)
     tokens = corpus.tokens()
     model = make_model(4, corpus.n_words, 0.1, 0.05)
-    before = {t.ident for t in _block_threads()}
+    before = set(_block_threads())
     rng = np.random.default_rng(0)
     state = cgs.init(rng, tokens, model)
     kernel = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)
     for _ in range(2):
         state, _ = kernel(rng, state, tokens, model)
-    assert len(_block_threads()) > len(before)  # the sweep ran on the runner's thread
+    assert _new(before)  # the sweep ran on the runner's thread
     del kernel
     assert _gone(before)

@@ -18,8 +18,10 @@ rows; only the K topic totals n_k are per worker: each worker starts the round f
 sees its own moves, and the shards' changes are added to n_k at the barrier. No V x K table is copied
 or merged. This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different
 chain from the serial one: besides n_k, a document's tokens are visited block by block, so the scan
-order differs from the stream order. The per-word topic lists of the sparse sampler are shared: the
-worker that samples block b in round 0 builds them for block b's words.
+order differs from the stream order. The per-word topic lists of the sparse sampler are shared and
+outlive a sweep: the worker that samples block b in round 0 refreshes them for block b's words
+(:func:`~harmonium._kernels.lda_sparse.refresh_block_word_lists`: a list still in step with n_wk is kept
+and re-sorted, any other rebuilt), at the cost of the lists instead of a scan of the block's rows of n_wk.
 
 **AD-LDA** (Newman et al. 2009; the "plain", "alias_mh" and "warp" samplers):
 1. each worker p sweeps its shard with an exact collapsed sampler against its
@@ -100,7 +102,9 @@ class PartitionedSparse:
         self.wptr = np.zeros(V + 1, dtype=np.int64)
         np.cumsum(np.minimum(word_slots(model, tokens), K), out=self.wptr[1:])
         self.wtop = np.empty(int(self.wptr[-1]), dtype=np.int64)  # packed (count, topic) entries
-        self.wlen = np.zeros(V, dtype=np.int32)
+        self.wlen = np.zeros(V, dtype=np.int32)  # all lists empty: the first refresh builds them
+        # n_wk's row totals, with which a list that outlived its sweep is checked (seeds add more: rebuilt)
+        self.row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
         # the last scratch array (a document's counts) is unused with the shared n_dk, but must have its dtype
         self.scratch = [(np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32),
                          np.zeros(K, dtype=np.uint8), np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
@@ -110,7 +114,8 @@ class PartitionedSparse:
         """Shard p's tokens of ``block`` against the shared n_dk, n_wk and the worker's own ``n_k``."""
         m, t, lay = self.model, self.tokens, self.layout
         if first:  # this worker is the first to sample the block this sweep
-            lda_sparse.build_block_word_lists(state.n_wk, lay.block_words[block], self.wptr, self.wtop, self.wlen)
+            lda_sparse.refresh_block_word_lists(state.n_wk, self.row_sums, lay.block_words[block], self.wptr,
+                                                self.wtop, self.wlen)
         lo, hi = lay.doc_parts[p]
         return lda_sparse.sparse_sweep_cell(
             rng, t.doc_ptr, t.words, state.z, state.n_dk, state.n_wk, n_k, m.alpha, m.beta, lo, hi,
