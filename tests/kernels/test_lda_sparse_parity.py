@@ -307,17 +307,23 @@ def _lists_of(wptr, wlist, wlen):
     return [list(wlist[wptr[w]:wptr[w] + wlen[w]]) for w in range(len(wlen))]
 
 
+def _list_arrays(tokens, K, V, doc_dtype=np.int16):
+    """Empty word lists for ``tokens`` (frequencies, wptr, wlist, wlen), a second pair for a reference build,
+    and the sweep's scratch (documents' counts of ``doc_dtype``)."""
+    freq = np.bincount(tokens.words, minlength=V)
+    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
+    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
+    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
+               np.zeros(K, doc_dtype))
+    return freq, wptr, wlist, wlen, np.empty_like(wlist), np.zeros_like(wlen), scratch
+
+
 def test_refreshed_word_lists_equal_rebuilt_lists():
     # first call (no lists), after sweeps (lists in step but unsorted), after n_wk changed outside the sweep
     tokens, z, alpha, K, V = _random_problem(8, D=20, V=13, K=6)
     model = make_model(K, V, alpha, 0.05)
     state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
-    freq = np.bincount(tokens.words, minlength=V)
-    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
-    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
-    ref, ref_len = np.empty_like(wlist), np.empty_like(wlen)
-    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
-               np.zeros(K, np.int16))
+    freq, wptr, wlist, wlen, ref, ref_len, scratch = _list_arrays(tokens, K, V)
     rng = np.random.default_rng(0)
     rebuilt = []
     for step in range(4):
@@ -340,12 +346,7 @@ def test_refreshed_block_word_lists_equal_rebuilt_block_lists():
     layout = pg.word_partition(tokens, V, 2)
     n_dk, n_wk, n_k = (c.copy() for c in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V))
     z = z.copy()
-    freq = np.bincount(tokens.words, minlength=V)
-    wptr = np.concatenate([[0], np.cumsum(np.minimum(freq, K))]).astype(np.int64)
-    wlist, wlen = np.empty(int(wptr[-1]), np.int64), np.zeros(V, np.int32)
-    ref, ref_len = np.empty_like(wlist), np.zeros_like(wlen)
-    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
-               np.zeros(K, n_dk.dtype))
+    freq, wptr, wlist, wlen, ref, ref_len, scratch = _list_arrays(tokens, K, V, n_dk.dtype)
     rng = np.random.default_rng(0)
     rebuilt = []
     for _ in range(3):
