@@ -189,6 +189,53 @@ def doc_topics(doc_ptr, z, d, in_doc, dtop):
     return dlen
 
 
+@njit(cache=True, nogil=True)
+def refresh_doc_lists(doc_ptr, z, n_dk, d_lo, d_hi, dptr, dlist, dlens, in_doc):
+    """Make document d's topic list ``dlist[dptr[d] : dptr[d] + dlens[d]]`` current for d_lo <= d < d_hi,
+    in ascending topic order; returns how many were rebuilt.
+
+    A list is kept when its topics are distinct, each has n_dk > 0 and their counts add up to the
+    document's length, so that no other topic can have a count (O(k_d)); any other list (``dlens`` zero at
+    first) is found again from z as :func:`doc_topics` does (O(N_d)). Either way it is then sorted, so the
+    lists a sweep starts from depend on n_dk alone, not on the history of the run (a resumed run draws
+    what the uninterrupted one drew). ``dptr`` holds capacities min(N_d, K); ``in_doc`` is all zero on
+    entry and exit.
+    """
+    rebuilt = 0
+    for d in range(d_lo, d_hi):
+        base = dptr[d]
+        m = dlens[d]
+        ok = 0 <= m <= dptr[d + 1] - base
+        total = 0
+        if ok:
+            for j in range(base, base + m):
+                k = dlist[j]
+                if k < 0 or k >= n_dk.shape[1] or in_doc[k] != 0 or n_dk[d, k] <= 0:
+                    ok = False
+                    break
+                in_doc[k] = 1
+                total += n_dk[d, k]
+            for j in range(base, base + m):
+                k = dlist[j]
+                if 0 <= k < n_dk.shape[1]:
+                    in_doc[k] = 0
+        if not (ok and total == doc_ptr[d + 1] - doc_ptr[d]):
+            dl = dlist[base:dptr[d + 1]]
+            dlens[d] = doc_topics(doc_ptr, z, d, in_doc, dl)
+            for j in range(dlens[d]):
+                in_doc[dl[j]] = 0
+            rebuilt += 1
+        # ascending topic order (insertion sort: the sweep leaves a list nearly sorted)
+        for j in range(base + 1, base + dlens[d]):
+            k = dlist[j]
+            i = j
+            while i > base and dlist[i - 1] > k:
+                dlist[i] = dlist[i - 1]
+                i -= 1
+            dlist[i] = k
+    return rebuilt
+
+
 @njit(cache=True, nogil=True, inline="always")
 def word_bucket_pick(u, qbuf, wtop, base, n):
     """The topic of the word bucket (SparseLDA's q) whose cumulative mass ``qbuf[j]`` first exceeds u.
@@ -293,7 +340,7 @@ PREFETCH_AHEAD = 2
 
 @njit(cache=True, nogil=True)
 def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
-           block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
+           block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop_s, in_doc, drow, dptr, dlist, dlens):
     """The sweep of :func:`sparse_sweep` (``order``, ``cell_ptr``, ``block_words`` None) and :func:`sparse_sweep_cell`.
 
     numba compiles one version per argument types and prunes the ``is None`` branches, so the
@@ -329,7 +376,12 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             if lo == hi:
                 continue
         # the document's counts, topic list and q coefficients
-        dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
+        if dlist is None:
+            dtop = dtop_s
+            dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
+        else:  # the document's list kept between visits (refresh_doc_lists): no walk over its tokens
+            dtop = dlist[dptr[d]:dptr[d + 1]]
+            dlen = dlens[d]
         if n_dk is None:
             row = drow
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -455,6 +507,8 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             in_doc[k] = 0
             if n_dk is None:
                 row[k] = 0
+        if dlist is not None:
+            dlens[d] = dlen
     # the dense counts from the lists (entries that left were zeroed when they left)
     if block_words is None:
         for w in range(n_wk.shape[0]):
@@ -482,19 +536,22 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
     from ``z`` (module docstring).
     """
     return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, 0, None,
-                  wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow)
+                  wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow, None, None, None)
 
 
 @njit(cache=True, nogil=True)
 def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr,
-                      n_blocks, block, block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow):
+                      n_blocks, block, block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow,
+                      dptr, dlist, dlens):
     """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
 
     Document d's tokens of block b are ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``
     (positions in the token stream, in stream order); ``block_words`` are the block's words. Used by the
     word-partitioned parallel sampler (harmonium.inference.mcmc.lda.parallel_gibbs): only the rows of n_wk
     of the block's words are read or written, and only their word lists must be current. Same scratch as
-    :func:`sparse_sweep`.
+    :func:`sparse_sweep`. With ``dptr``, ``dlist``, ``dlens`` (from :func:`refresh_doc_lists` on the same
+    n_dk) each document's topic list is kept between its visits, one a word block, instead of being found
+    again by a walk over all its tokens at every visit; without them (None) it is found by the walk.
     """
     return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
-                  block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow)
+                  block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow, dptr, dlist, dlens)

@@ -29,14 +29,21 @@ def reference_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta)
     reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, reference_word_lists(n_wk))
 
 
-def reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, wl):
-    """The sparse sweep over ``cells``, (document, token positions) pairs in order, with word lists ``wl``."""
+def reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, wl, doc_lists=None):
+    """The sparse sweep over ``cells``, (document, token positions) pairs in order, with word lists ``wl``.
+
+    A document's topic list is found from z (first occurrence order) at each visit, or, with the dict
+    ``doc_lists``, at its first visit only, in ascending order (what ``refresh_doc_lists`` leaves), and then
+    kept there between visits (in place, swap-remove and append).
+    """
     V, K = n_wk.shape
     c = 1.0 / (n_k + V * beta)
     for d, positions in cells:
         if len(positions) == 0:
             continue
         dl = list(dict.fromkeys(int(k) for k in z[doc_ptr[d]:doc_ptr[d + 1]]))
+        if doc_lists is not None:
+            dl = doc_lists.setdefault(d, sorted(dl))
         for i in positions:
             w, old = words[i], z[i]
             n_k[old] -= 1
@@ -175,8 +182,12 @@ def test_sparse_sweep_with_many_smoothing_draws_matches_reference():
 
 
 def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout):
-    """One word-partitioned sweep, sequentially: P rounds; in round r shard p samples block (p + r) mod P."""
+    """One word-partitioned sweep, sequentially: P rounds; in round r shard p samples block (p + r) mod P.
+
+    Each document's topic list is kept between its visits, as the kernel keeps it: sorted at the sweep's
+    first visit, then only updated in place."""
     P = len(layout.doc_parts)
+    doc_lists: dict = {}
     wl = reference_word_lists(n_wk)  # the kernel builds block b's lists when round 0 first reaches it: same lists
     for r in range(P):
         start = n_k.copy()
@@ -186,7 +197,8 @@ def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, l
             ptr = layout.cell_ptr
             cells = [(d, layout.order[ptr[d * P + b]:ptr[d * P + b + 1]]) for d in range(lo, hi)]
             own = start.copy()
-            reference_sparse_cells(rngs[p], tokens.doc_ptr, tokens.words, z, n_dk, n_wk, own, alpha, beta, cells, wl)
+            reference_sparse_cells(rngs[p], tokens.doc_ptr, tokens.words, z, n_dk, n_wk, own, alpha, beta, cells, wl,
+                                   doc_lists)
             worker_n_k.append(own)
         n_k[:] = start + sum(own - start for own in worker_n_k)
 
@@ -222,8 +234,10 @@ def test_negative_control_unrotated_blocks_fail_the_reference(monkeypatch):
     assert not _partitioned_matches_reference(2)
 
 
-def test_sparse_sweep_cell_matches_reference():
-    # one cell at a time, against the shared tables: the kernel the partitioned sweep calls
+@pytest.mark.parametrize("keep_doc_lists", [False, True])
+def test_sparse_sweep_cell_matches_reference(keep_doc_lists):
+    # one cell at a time, against the shared tables: the kernel the partitioned sweep calls; with
+    # keep_doc_lists each document's topic list is found once (refresh_doc_lists) and kept across the blocks
     for seed in range(3):
         tokens, z, alpha, K, V = _random_problem(seed, D=10, V=13, K=5)
         layout = pg.word_partition(tokens, V, 2)
@@ -236,16 +250,22 @@ def test_sparse_sweep_cell_matches_reference():
         scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, np.int32), np.zeros(K, np.uint8),
                    np.zeros(K, a[0].dtype))
         lo, hi = layout.doc_parts[1]
+        docs = (None, None, None)
+        if keep_doc_lists:
+            dptr = np.concatenate([[0], np.cumsum(np.minimum(np.diff(tokens.doc_ptr), K))]).astype(np.int64)
+            docs = (dptr, np.empty(int(dptr[-1]), np.int32), np.zeros(len(tokens.doc_ptr) - 1, np.int32))
+            assert lda_sparse.refresh_doc_lists(tokens.doc_ptr, za, a[0], lo, hi, *docs, scratch[4]) == hi - lo
+        ref_doc_lists = {} if keep_doc_lists else None
         for block in (0, 1):
             lda_sparse.build_block_word_lists(a[1], layout.block_words[block], wptr, wtop, wlen)
             lda_sparse.sparse_sweep_cell(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, za, *a, alpha,
                                          0.05, lo, hi, layout.order, layout.cell_ptr, 2, block,
                                          layout.block_words[block], wptr, wtop, wlen,
-                                         *scratch)
+                                         *scratch, *docs)
             cells = [(d, layout.order[layout.cell_ptr[2 * d + block]:layout.cell_ptr[2 * d + block + 1]])
                      for d in range(lo, hi)]
             reference_sparse_cells(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, zb, *b, alpha, 0.05,
-                                   cells, reference_word_lists(b[1]))
+                                   cells, reference_word_lists(b[1]), ref_doc_lists)
             np.testing.assert_array_equal(za, zb)
             for x, y in zip(a, b, strict=True):
                 np.testing.assert_array_equal(x, y)
@@ -362,7 +382,7 @@ def test_refreshed_block_word_lists_equal_rebuilt_block_lists():
             for lo, hi in layout.doc_parts:
                 lda_sparse.sparse_sweep_cell(rng, tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k, alpha, 0.05,
                                              lo, hi, layout.order, layout.cell_ptr, 2, block, words, wptr, wlist,
-                                             wlen, *scratch)
+                                             wlen, *scratch, None, None, None)
     # the first refresh of each block builds every list of its words; later ones keep them (the sweep kept step)
     assert rebuilt[0] + rebuilt[1] == np.count_nonzero(freq) and sum(rebuilt[2:]) == 0
 
@@ -391,3 +411,32 @@ def test_refresh_rebuilds_a_list_missing_a_topic():
 def test_negative_control_refresh_without_row_totals_keeps_a_short_list():
     # with totals that match the short list (as if the refresh did not check the row's total), it stays
     assert _short_list_survives(check_totals=False)
+
+
+def test_refresh_doc_lists_keeps_current_lists_and_rebuilds_the_others():
+    # the first call finds every list; a list in another order is kept (and sorted); a list missing a topic,
+    # and one with a duplicate, are found again from z; every list ends sorted
+    tokens, z, alpha, K, V = _random_problem(11, D=15, V=13, K=6)
+    n_dk = counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)[0]
+    D = len(tokens.doc_ptr) - 1
+    dptr = np.concatenate([[0], np.cumsum(np.minimum(np.diff(tokens.doc_ptr), K))]).astype(np.int64)
+    dlist, dlens, in_doc = np.empty(int(dptr[-1]), np.int32), np.zeros(D, np.int32), np.zeros(K, np.uint8)
+
+    def lists():
+        return [list(dlist[dptr[d]:dptr[d] + dlens[d]]) for d in range(D)]
+
+    def topics(d):  # what the refresh leaves: the document's distinct topics, ascending
+        return sorted(set(int(k) for k in z[tokens.doc_ptr[d]:tokens.doc_ptr[d + 1]]))
+
+    assert lda_sparse.refresh_doc_lists(tokens.doc_ptr, z, n_dk, 0, D, dptr, dlist, dlens, in_doc) == D
+    assert lists() == [topics(d) for d in range(D)]
+    many = [d for d in range(D) if dlens[d] >= 2]
+    a, b = many[0], many[1]
+    dlist[dptr[a]], dlist[dptr[a] + 1] = dlist[dptr[a] + 1], dlist[dptr[a]]  # same topics, other order: kept
+    dlens[b] -= 1  # a topic missing
+    assert lda_sparse.refresh_doc_lists(tokens.doc_ptr, z, n_dk, 0, D, dptr, dlist, dlens, in_doc) == 1
+    assert lists()[a] == topics(a) and lists()[b] == topics(b)
+    dlist[dptr[b] + 1] = dlist[dptr[b]]  # a duplicate
+    assert lda_sparse.refresh_doc_lists(tokens.doc_ptr, z, n_dk, 0, D, dptr, dlist, dlens, in_doc) == 1
+    assert lists()[b] == topics(b)
+    assert not in_doc.any()

@@ -105,6 +105,11 @@ class PartitionedSparse:
         self.wlen = np.zeros(V, dtype=np.int32)  # all lists empty: the first refresh builds them
         # n_wk's row totals, with which a list that outlived its sweep is checked (seeds add more: rebuilt)
         self.row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
+        # each document's topic list, kept between its visits (one a word block): capacity min(N_d, K)
+        self.dptr = np.zeros(len(tokens.doc_ptr), dtype=np.int64)
+        np.cumsum(np.minimum(np.diff(tokens.doc_ptr), K), out=self.dptr[1:])
+        self.dlist = np.empty(int(self.dptr[-1]), dtype=np.int32)
+        self.dlens = np.zeros(len(tokens.doc_ptr) - 1, dtype=np.int32)  # empty: the first refresh finds them
         # the last scratch array (a document's counts) is unused with the shared n_dk, but must have its dtype
         self.scratch = [(np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32),
                          np.zeros(K, dtype=np.uint8), np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
@@ -113,14 +118,16 @@ class PartitionedSparse:
     def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool) -> int:
         """Shard p's tokens of ``block`` against the shared n_dk, n_wk and the worker's own ``n_k``."""
         m, t, lay = self.model, self.tokens, self.layout
-        if first:  # this worker is the first to sample the block this sweep
+        lo, hi = lay.doc_parts[p]
+        if first:  # this worker is the first to sample the block this sweep, and to visit its shard's documents
             lda_sparse.refresh_block_word_lists(state.n_wk, self.row_sums, lay.block_words[block], self.wptr,
                                                 self.wtop, self.wlen)
-        lo, hi = lay.doc_parts[p]
+            lda_sparse.refresh_doc_lists(t.doc_ptr, state.z, state.n_dk, lo, hi, self.dptr, self.dlist, self.dlens,
+                                         self.scratch[p][4])
         return lda_sparse.sparse_sweep_cell(
             rng, t.doc_ptr, t.words, state.z, state.n_dk, state.n_wk, n_k, m.alpha, m.beta, lo, hi,
             lay.order, lay.cell_ptr, len(lay.doc_parts), block, lay.block_words[block], self.wptr, self.wtop,
-            self.wlen, *self.scratch[p])
+            self.wlen, *self.scratch[p], self.dptr, self.dlist, self.dlens)
 
     def __call__(self, rngs, state: CollapsedGibbsState) -> int:
         """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k.
