@@ -17,24 +17,29 @@ conditional term by term. ``s``, ``r`` and the coefficients
 recomputed at every document and s every 256 documents so that rounding
 cannot drift.
 
-Per-word lists of the topics with n_wk > 0 live in one flat int64 array: word w owns
-``wlist[wptr[w] : wptr[w] + wlen[w]]``, capacity min(K, frequency of w). Each entry packs one
-(count, topic) pair, ``n_wk << bits | k`` with ``bits = topic_bits(K)`` (MALLET's type-topic counts do
-the same), so the q walk reads one contiguous array and the sweep never reads the dense (V, K) n_wk,
-whose rows miss the cache at large K; it writes n_wk back from the lists when it ends. The s bucket,
-entered rarely but O(K) each time, is walked by blocks of about sqrt(K) topics whose masses are kept
-next to s (``smoothing_blocks``, ``smoothing_pick``). Lists and the order of every sum are those of
-the unpacked sweep. A token that draws its old topic again (most tokens once the chain settles) gets
+Per-word lists of the topics with n_wk > 0 live in one flat int64 array: word w owns ``wlist[wptr[w] :
+wptr[w] + wlen[w]]``, capacity min(K, frequency of w). Each entry packs one (count, topic) pair, ``n_wk
+<< bits | k`` with ``bits = topic_bits(K)`` (MALLET's type-topic counts do the same), so the q walk
+reads one contiguous array and the sweep never reads the dense (V, K) n_wk, whose rows miss the cache at
+large K; it writes n_wk back from the lists when it ends. The s bucket, entered rarely but O(K) each
+time, is walked by blocks of about sqrt(K) topics whose masses are kept next to s (``smoothing_blocks``,
+``smoothing_pick``). The q walk also finds the token's old topic in the word's list and counts it one
+lower there; the entry stays in place through the draw (at count zero it adds nothing to q and cannot be
+drawn) and leaves the list, swapped with the last, only if the token moves (one walk of the list a token
+instead of two; issue 21). The uniforms come from a xoshiro256+ generator inlined in the sweep
+(``xoshiro_next``), seeded by one draw of the numpy Generator per call, so the same Generator state
+gives the same sweep. A token that draws its old topic again (most tokens once the chain settles) gets
 s, r, c_k, q's coefficient and its smoothing block back as they were before its removal instead of
 recomputed (no division); in exact arithmetic that is the same state, in floating point it can differ
-from the recomputed one in the last bits, so the same uniforms give the same z as the unpacked sweep
-except where a uniform falls within rounding of a bucket boundary.
+from the recomputed one in the last bits, so the same uniforms give the same z as the plain-numpy twin
+(tests/kernels/test_lda_sparse_parity.py) except where a uniform falls within rounding of a bucket
+boundary.
 All functions mutate their array arguments in place.
 
 Document counts: the serial sweep needs only the current document's row of
 n_dk. With ``n_dk=None`` it rebuilds that row from the token topics z into a
-K-length scratch ``drow`` when it reaches the document (O(N_d), a walk after
-``doc_topics`` lists the document's topics) and clears it after (O(k_d)), as
+K-length scratch ``drow`` when it reaches the document (O(N_d), in the same walk
+that lists the document's topics) and clears it after (O(k_d)), as
 MALLET's ``sampleTopicsForOneDoc`` does; no D x K table is needed. The
 word-partitioned sweep visits a document once per word block and keeps the
 dense n_dk. The arithmetic is the same either way, so the same uniforms give
@@ -338,6 +343,76 @@ prefetch = _prefetch_py if numba_config.DISABLE_JIT else _prefetch_llvm
 PREFETCH_AHEAD = 2
 
 
+_SM_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_SM_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_SM_M2 = np.uint64(0x94D049BB133111EB)
+_TWO_M53 = 1.0 / 9007199254740992.0
+_MASK64 = (1 << 64) - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _splitmix64_jit(x):
+    x = x + _SM_GAMMA
+    y = x
+    y = (y ^ (y >> np.uint64(30))) * _SM_M1
+    y = (y ^ (y >> np.uint64(27))) * _SM_M2
+    return x, y ^ (y >> np.uint64(31))
+
+
+def _splitmix64_py(x):
+    x = (int(x) + 0x9E3779B97F4A7C15) & _MASK64
+    y = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    y = ((y ^ (y >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x, y ^ (y >> 31)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xoshiro_next_jit(s0, s1, s2, s3):
+    u = ((s0 + s3) >> np.uint64(11)) * _TWO_M53
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    return u, s0, s1, s2, s3
+
+
+def _xoshiro_next_py(s0, s1, s2, s3):
+    u = (((s0 + s3) & _MASK64) >> 11) * _TWO_M53
+    t = (s1 << 17) & _MASK64
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = ((s3 << 45) & _MASK64) | (s3 >> 19)
+    return u, s0, s1, s2, s3
+
+
+#: One step of SplitMix64 (Steele, Lea & Flood 2014, "Fast splittable pseudorandom number generators"):
+#: (next state, output), uint64 (Python ints, masked, under NUMBA_DISABLE_JIT).
+splitmix64 = _splitmix64_py if numba_config.DISABLE_JIT else _splitmix64_jit
+#: One step of xoshiro256+ (Blackman & Vigna 2021, "Scrambled linear pseudorandom number generators", ACM
+#: TOMS 47(4)): (u, s0, s1, s2, s3), u uniform in [0, 1) from the upper 53 bits of s0 + s3, the generator
+#: its authors give for floating-point numbers. Inlined in the sweep: a numpy Generator's ``random()`` is a
+#: call through a function pointer, about 5 ns a token (issue 21).
+xoshiro_next = _xoshiro_next_py if numba_config.DISABLE_JIT else _xoshiro_next_jit
+
+
+@njit(cache=True, nogil=True)
+def xoshiro_seed(rng):
+    """The four words of a xoshiro256+ state from one draw of the numpy Generator ``rng``, expanded by
+    SplitMix64 as Blackman & Vigna advise (its outputs from one seed are never all zero)."""
+    x = np.uint64(rng.integers(0, 9223372036854775807))
+    x, s0 = splitmix64(x)
+    x, s1 = splitmix64(x)
+    x, s2 = splitmix64(x)
+    x, s3 = splitmix64(x)
+    return s0, s1, s2, s3
+
+
 @njit(cache=True, nogil=True)
 def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
            block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop_s, in_doc, drow, dptr, dlist, dlens):
@@ -364,6 +439,7 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
     sblk = np.empty(((K - 1) >> shift) + 1)
     s = smoothing_blocks(alpha, beta, c, sblk, shift)
     n_changed = 0
+    x0, x1, x2, x3 = xoshiro_seed(rng)  # the sweep's uniforms (xoshiro_next), one draw of rng
     for d in range(d_lo, d_hi):
         if (d - d_lo) % 256 == 0:
             s = smoothing_blocks(alpha, beta, c, sblk, shift)
@@ -376,18 +452,31 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             if lo == hi:
                 continue
         # the document's counts, topic list and q coefficients
-        if dlist is None:
+        if dlist is None and n_dk is None:
+            # one walk over the document's tokens fills its row and lists its topics (first occurrence order)
             dtop = dtop_s
-            dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
-        else:  # the document's list kept between visits (refresh_doc_lists): no walk over its tokens
-            dtop = dlist[dptr[d]:dptr[d + 1]]
-            dlen = dlens[d]
-        if n_dk is None:
             row = drow
+            dlen = 0
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                row[z[i]] += 1
+                k = z[i]
+                if row[k] == 0:
+                    dtop[dlen] = k
+                    dlen += 1
+                    in_doc[k] = 1
+                row[k] += 1
         else:
-            row = n_dk[d]
+            if dlist is None:
+                dtop = dtop_s
+                dlen = doc_topics(doc_ptr, z, d, in_doc, dtop)
+            else:  # the document's list kept between visits (refresh_doc_lists): no walk over its tokens
+                dtop = dlist[dptr[d]:dptr[d + 1]]
+                dlen = dlens[d]
+            if n_dk is None:
+                row = drow
+                for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                    row[z[i]] += 1
+            else:
+                row = n_dk[d]
         r = 0.0
         for j in range(dlen):
             k = dtop[j]
@@ -424,27 +513,24 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
                 dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
             qcoef[old] = (alpha[old] + row[old]) * c[old]
-            # the word's count of old, in its list entry; the entry leaves (swap with last) at zero
+            # the q walk, which also finds old's entry in the word's list and counts it one lower; the entry
+            # stays in place (with a zero count it adds nothing to q and cannot be drawn) until the draw is made
             base = wptr[w]
             m = wlen[w]
-            for j in range(base, base + m):
-                if (wlist[j] & mask) == old:
-                    v = wlist[j] - one
-                    if v < one:
-                        n_wk[w, old] = 0
-                        m -= 1
-                        wlist[j] = wlist[base + m]
-                        wlen[w] = m
-                    else:
-                        wlist[j] = v
-                    break
-            # buckets
             q = 0.0
+            at_old = 0
             for j in range(m):
                 v = wlist[base + j]
-                q += qcoef[v & mask] * (v >> bits)
+                k = v & mask
+                n = v >> bits
+                if k == old:
+                    n -= 1
+                    at_old = j
+                q += qcoef[k] * n
                 qbuf[j] = q
-            u = rng.random() * (s + r + q)
+            wlist[base + at_old] -= one
+            u, x0, x1, x2, x3 = xoshiro_next(x0, x1, x2, x3)
+            u *= s + r + q
             at = -1  # the new topic's position in the word's list, when known
             if u < q:
                 at = m - 1
@@ -471,6 +557,8 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
                     dlen += 1
                     in_doc[old] = 1
                 row[old] += 1
+                wlist[base + at_old] += one
+                continue
             else:
                 z[i] = new
                 n_changed += 1
@@ -489,6 +577,13 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
                 row[new] += 1
                 r += row[new] * beta * c[new]
                 qcoef[new] = (alpha[new] + row[new]) * c[new]
+            if wlist[base + at_old] < one:  # old's entry leaves the list at count zero (swap with last)
+                n_wk[w, old] = 0
+                m -= 1
+                wlist[base + at_old] = wlist[base + m]
+                wlen[w] = m
+                if at == m:
+                    at = at_old
             if at < 0:
                 at = m
                 for j in range(m):

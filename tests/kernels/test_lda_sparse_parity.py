@@ -29,15 +29,42 @@ def reference_sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta)
     reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, reference_word_lists(n_wk))
 
 
+M64 = (1 << 64) - 1
+
+
+def reference_uniforms(rng):
+    """The kernel's uniforms for one call: xoshiro256+ (Blackman & Vigna 2021), its state four SplitMix64
+    outputs (Steele et al. 2014) from one draw of ``rng``; written here from the published algorithms."""
+    x = int(rng.integers(0, 2**63 - 1))
+    s = []
+    for _ in range(4):
+        x = (x + 0x9E3779B97F4A7C15) & M64
+        y = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        y = ((y ^ (y >> 27)) * 0x94D049BB133111EB) & M64
+        s.append(y ^ (y >> 31))
+    while True:
+        yield (((s[0] + s[3]) & M64) >> 11) / 2.0**53
+        t = (s[1] << 17) & M64
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = ((s[3] << 45) & M64) | (s[3] >> 19)
+
+
 def reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, cells, wl, doc_lists=None):
     """The sparse sweep over ``cells``, (document, token positions) pairs in order, with word lists ``wl``.
 
     A document's topic list is found from z (first occurrence order) at each visit, or, with the dict
     ``doc_lists``, at its first visit only, in ascending order (what ``refresh_doc_lists`` leaves), and then
-    kept there between visits (in place, swap-remove and append).
+    kept there between visits (in place, swap-remove and append). A word's list keeps the token's old topic
+    in place while the token is drawn (its count one lower, possibly zero); the entry leaves (swap with the
+    last) after the draw if the count is still zero.
     """
     V, K = n_wk.shape
     c = 1.0 / (n_k + V * beta)
+    uniforms = reference_uniforms(rng)
     for d, positions in cells:
         if len(positions) == 0:
             continue
@@ -54,28 +81,28 @@ def reference_sparse_cells(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta,
                 dl[j] = dl[-1]
                 dl.pop()
             n_wk[w, old] -= 1
-            if n_wk[w, old] == 0:
-                j = wl[w].index(old)
-                wl[w][j] = wl[w][-1]
-                wl[w].pop()
             q = np.cumsum([(alpha[k] + n_dk[d, k]) * c[k] * n_wk[w, k] for k in wl[w]]) if wl[w] else np.zeros(0)
             r = np.cumsum([n_dk[d, k] * beta * c[k] for k in dl]) if dl else np.zeros(0)
             s = np.cumsum(alpha * beta * c)
             qt, rt = (q[-1] if len(q) else 0.0), (r[-1] if len(r) else 0.0)
-            u = rng.random() * (s[-1] + rt + qt)
+            u = next(uniforms) * (s[-1] + rt + qt)
             if u < qt:
                 new = wl[w][int(np.searchsorted(q, u, side="right"))]
             elif u < qt + rt:
                 new = dl[int(np.searchsorted(r, u - qt, side="right"))]
             else:
                 new = min(int(np.searchsorted(s, u - qt - rt, side="right")), K - 1)
+            if new != old and n_wk[w, old] == 0:
+                j = wl[w].index(old)
+                wl[w][j] = wl[w][-1]
+                wl[w].pop()
             z[i] = new
             n_k[new] += 1
             c[new] = 1.0 / (n_k[new] + V * beta)
             if n_dk[d, new] == 0:
                 dl.append(new)
             n_dk[d, new] += 1
-            if n_wk[w, new] == 0:
+            if n_wk[w, new] == 0 and new != old:  # old's entry is still in place
                 wl[w].append(new)
             n_wk[w, new] += 1
 
