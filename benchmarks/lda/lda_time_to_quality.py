@@ -90,9 +90,11 @@ def peer_available(system: str) -> bool:
         return False
 
 
-def plan(systems: list[str], K: int, threads: list[int], srcs: dict[str, str], checkpoints: list[int]) -> list[dict]:
+def plan(systems: list[str], K: int, threads: list[int], srcs: dict[str, str], checkpoints: list[int],
+         estimate_fits: list[int] = ()) -> list[dict]:
     """(system, threads, options, harmonium_src) of every run of one repeat, in the order they run."""
     runs = []
+    fits = {"estimate_fits": list(estimate_fits)} if estimate_fits else {}
     for name in systems:
         base, _, variant = name.partition(":")
         if base == "harmonium" or base.startswith("harmonium-"):
@@ -104,11 +106,12 @@ def plan(systems: list[str], K: int, threads: list[int], srcs: dict[str, str], c
                 for t in threads:
                     if t > 1:
                         runs.append({"system": name, "threads": t, "harmonium_src": src,
-                                     "options": {"inference": "parallel_gibbs", "sampler": "sparse", "n_jobs": t}})
+                                     "options": {"inference": "parallel_gibbs", "sampler": "sparse", "n_jobs": t,
+                                                 **fits}})
                 continue
             if variant == "plain" and K > 100:
                 continue
-            runs.append({"system": name, "threads": 1, "harmonium_src": src, "options": {"sampler": variant}})
+            runs.append({"system": name, "threads": 1, "harmonium_src": src, "options": {"sampler": variant, **fits}})
         elif base in PEERS:
             opts = {"checkpoints": checkpoints} if base in CHECKPOINTED else {}
             for t in ([1] if base in SINGLE_THREAD else threads):
@@ -145,9 +148,10 @@ def worker(cfg: dict) -> dict:
 
 
 # -- analysis ------------------------------------------------------------------------------------
-#: What harmonium's last trace point scores (``table``/``plot --endpoint``): "estimate", the estimator's
-#: ``topic_word_`` (averaged over the second half of the chain), or "state", the chain's last state, as at
-#: every earlier trace point and as every peer's runs are scored (``perplexity_final_state`` of the record).
+#: What harmonium's trace scores (``table``/``plot --endpoint``): "estimate", the estimator's ``topic_word_``
+#: (what ``LDA(n_iter=n)`` returns) at the last sweep and at the lengths of the separate fits of
+#: ``--harmonium-fits``, the current state's topics at the other trace points; or "state", the chain's current
+#: state at every point, as every peer's runs are scored (``perplexity_final_state`` of the record).
 ENDPOINT = {"value": "estimate"}
 
 
@@ -155,7 +159,13 @@ def points(r: dict) -> list[dict]:
     """The run's trace with initialisation added to both clocks: [{iteration, wall, cpu, perplexity}]."""
     iw, ic = r.get("init_s", 0.0) or 0.0, r.get("init_cpu_s", 0.0) or 0.0
     out = []
-    for p in r.get("trace", []):
+    trace = r.get("trace", [])
+    if ENDPOINT["value"] == "state":
+        trace = [p for p in trace if not p.get("estimate")]
+    else:  # a length with a separate fit: that fit's estimate replaces the state point
+        fitted = {p["iteration"] for p in trace if p.get("estimate")}
+        trace = [p for p in trace if p.get("estimate") or p["iteration"] not in fitted]
+    for p in trace:
         cpu = p.get("cpu_s")
         last = p["iteration"] == r["iters"]
         if cpu is None and last:
@@ -213,10 +223,8 @@ def targets(records: list[dict]) -> dict[tuple, tuple[float, str]]:
 
 
 def perplexity_at(r: dict, n: int):
-    """Held-out perplexity after ``n`` sweeps: the run's final figure if it ran ``n``, else its trace point."""
-    if r["iters"] == n:
-        return r["perplexity"]
-    return next((p["perplexity"] for p in r.get("trace", []) if p["iteration"] == n), None)
+    """Held-out perplexity after ``n`` sweeps: the run's point at ``n`` (:func:`points`, so ``--endpoint`` applies)."""
+    return next((p["perplexity"] for p in points(r) if p["iteration"] == n), None)
 
 
 def _label(r):
@@ -436,6 +444,9 @@ def main(argv=None) -> None:
     run.add_argument("--eval-iters", type=int, default=50)
     run.add_argument("--checkpoints", type=int, nargs="*", default=[100],
                      help="lengths of the extra fits that give topica and pyrmallet a trace")
+    run.add_argument("--harmonium-fits", type=int, nargs="*", default=[],
+                     help="lengths of extra harmonium fits, each on its own clock, scored on its topic_word_ (what "
+                          "LDA(n_iter=L) returns); at those lengths they replace the state trace point")
     run.add_argument("--repeats", type=int, default=3)
     run.add_argument("--first-repeat", type=int, default=0, help="number the repeats from here (to add repeats)")
     run.add_argument("--seed", type=int, default=0)
@@ -474,7 +485,7 @@ def main(argv=None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     for K in args.topics:
         systems = args.systems or default_systems(K, args.threads, srcs)
-        runs = plan(systems, K, args.threads, srcs, args.checkpoints)
+        runs = plan(systems, K, args.threads, srcs, args.checkpoints, args.harmonium_fits)
         for rep in range(args.first_repeat, args.first_repeat + args.repeats):
             k = rep % len(runs)
             for spec in runs[k:] + runs[:k]:

@@ -199,7 +199,8 @@ def heldout_options(f):
                                               "sparse (default), plain, ...")
 @click.option("-j", "--n-jobs", type=int, default=None,
               help="lda: threads for parallel_gibbs, the VB E-step and CVB0, and inference on new documents.")
-@click.option("--burn-in", type=int, default=None, help="lda: sweeps before samples are averaged (n_iter // 2).")
+@click.option("--burn-in", type=int, default=None,
+              help="lda: sweeps before samples are averaged (default: the last tenth of the sweeps averaged).")
 @click.option("--thin", type=int, default=None, help="lda: average every THIN-th sweep after burn-in (5).")
 @click.option("--optimize-interval", type=int, default=None,
               help="lda: re-estimate alpha and beta (Minka's fixed point) every N sweeps (0: never).")

@@ -24,7 +24,7 @@ from harmonium.corpus.ondisk import open_ondisk_corpus
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators._base import as_corpus
 from harmonium.inference.mcmc.lda.dask_gibbs import ADLDADriver
-from harmonium.inference.mcmc.lda.estimates import keep_sample
+from harmonium.inference.mcmc.lda.estimates import default_burn_in, keep_sample
 from harmonium.models.directed.lda import make_model
 from harmonium.parallel.dask_shards import ShardedRun, metered, n_shards_of, new_stats, ondisk_fingerprint, sharded_run
 
@@ -75,7 +75,7 @@ def _fit_adlda(est, run: ShardedRun, path: str, sync_every: int, resume: bool, c
         driver.restore(rec.checkpoint)
     else:
         driver.start(rec.rng)
-    burn_in = n_iter // 2 if est.burn_in is None else est.burn_in
+    burn_in = default_burn_in(n_iter, est.thin) if est.burn_in is None else est.burn_in
     stats = new_stats(run, sync_every=s)
     done = {"step": rec.start}
 

@@ -52,6 +52,7 @@ final_state_theta = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_
 final_state_topic_word = lazy("harmonium.inference.mcmc.lda.estimates", "final_state_topic_word")
 WordCounts = lazy("harmonium.inference.mcmc.lda.estimates", "WordCounts")
 keep_sample = lazy("harmonium.inference.mcmc.lda.estimates", "keep_sample")
+default_burn_in = lazy("harmonium.inference.mcmc.lda.estimates", "default_burn_in")
 infer_fixed_topics = lazy("harmonium.inference.mcmc.lda.infer", "infer_fixed_topics")
 collapsed_log_joint = lazy("harmonium.models.directed.lda", "collapsed_log_joint")
 make_model = lazy("harmonium.models.directed.lda", "make_model")
@@ -104,7 +105,11 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         Sweeps over the training corpus: Gibbs sweeps, VB or CVB0 iterations,
         or online VB passes.
     burn_in : int or None, default None
-        Sweeps discarded before samples are averaged; None means ``n_iter // 2``.
+        Sweeps discarded before samples are averaged. None averages the last
+        tenth of the sweeps, ending on the last (at least the last sweep alone):
+        a longer window lags a chain that still moves, and averaging the second
+        half was worse than the last state in three of four benchmark cells
+        (benchmarks/lda/README.md, "The default estimate").
     thin : int, default 5
         Keep every ``thin``-th sweep after burn-in for the Rao-Blackwellised
         estimates of Theta and B.
@@ -366,7 +371,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         # the token stream's build arrays and whatever the caller freed before fit: heap pages back to the system
         release_free_heap()
         algo = _algorithm(self.inference)
-        burn_in = self.n_iter // 2 if self.burn_in is None else self.burn_in
+        burn_in = default_burn_in(self.n_iter, self.thin) if self.burn_in is None else self.burn_in
         ckpt = rec.checkpoint
         if ckpt is not None:
             model = make_model(self.n_topics, corpus.n_words, ckpt.arrays["alpha"], ckpt.extra["beta"], self._seeds)

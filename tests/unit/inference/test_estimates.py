@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from harmonium.inference.mcmc.lda.estimates import (
     ChainAverage,
     SparsePhiSum,
     SparseThetaSum,
     WordCounts,
+    default_burn_in,
     final_state_theta,
     final_state_topic_word,
     keep_sample,
@@ -20,6 +22,19 @@ def test_keep_sample_schedule():
     kept = [it for it in range(1, 21) if keep_sample(it, burn_in=10, thin=3)]
     assert kept == [13, 16, 19]
     assert [it for it in range(1, 6) if keep_sample(it, 0, 1)] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize(("n_iter", "thin", "kept"), [
+    (200, 5, [185, 190, 195, 200]),  # the last tenth, every 5th, ending on the last sweep
+    (203, 5, [188, 193, 198, 203]),
+    (60, 5, [60]),                   # a tenth shorter than two samples: the last sweep alone
+    (12, 2, [12]),
+    (20, 1, [19, 20]),
+    (3, 5, []),                      # shorter than thin: no sample, the fit keeps its final state
+])
+def test_default_burn_in_averages_the_last_tenth(n_iter, thin, kept):
+    b = default_burn_in(n_iter, thin)
+    assert [it for it in range(1, n_iter + 1) if keep_sample(it, b, thin)] == kept
 
 
 def test_chain_average_is_the_mean_of_conditional_means():
