@@ -157,19 +157,25 @@ class HarmoniumRunner(Runner):
         self.warmup_s = time.perf_counter() - t
 
     def fit(self, iters, eval_every, evaluate):
-        """The main fit (its trace scores the current state every ``eval_every`` sweeps), then one fit of each
-        length in ``options["estimate_fits"]``, each on its own clock, whose ``topic_word_`` (what
-        ``LDA(n_iter=L)`` returns) is scored and added to the trace marked ``"estimate": True``."""
         out = self._timed_fit(iters, eval_every, evaluate)
-        main_model, main_phi = self.model, self.final_state_phi
-        for n in sorted({int(c) for c in self.options.get("estimate_fits", []) if 0 < int(c) < iters}):
-            sub = self._timed_fit(n, 0, evaluate)
-            out["trace"].append({"iteration": n, "train_s": sub["train_s"], "cpu_s": sub.get("train_cpu_s"),
-                                 "perplexity": evaluate(self.model.topic_word_), "estimate": True,
-                                 "n_samples": int(self.model.n_samples_)})
-        self.model, self.final_state_phi = main_model, main_phi
-        out["trace"].sort(key=lambda p: (p["iteration"], bool(p.get("estimate"))))
+        self.iters = iters
         return out
+
+    def extra_trace(self, evaluate) -> list[dict]:
+        """One fit of each length in ``options["estimate_fits"]`` below the main fit's, each on its own clock,
+        whose ``topic_word_`` (what ``LDA(n_iter=L)`` returns) is scored: trace points marked
+        ``"estimate": True``. The worker calls this after it has read the process's peak RSS, so that the
+        extra fits do not count in it; the main fit's model is kept for :meth:`phi` and :meth:`transform`."""
+        main_model, main_phi = self.model, self.final_state_phi
+        points = []
+        for n in sorted({int(c) for c in self.options.get("estimate_fits", []) if 0 < int(c) < self.iters}):
+            sub = self._timed_fit(n, 0, evaluate)
+            points.append({"iteration": n, "train_s": sub["train_s"], "cpu_s": sub.get("train_cpu_s"),
+                           "perplexity": evaluate(self.model.topic_word_), "estimate": True,
+                           "n_samples": int(self.model.n_samples_)})
+            self.model = None
+        self.model, self.final_state_phi = main_model, main_phi
+        return points
 
     def _timed_fit(self, iters, eval_every, evaluate):
         import harmonium.estimators.lda as est

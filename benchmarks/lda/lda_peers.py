@@ -114,6 +114,10 @@ def worker(cfg: dict) -> dict:
         res["eval_s"] = eval_s[0]
         res["peak_mib"] = C.hwm_mib()
         res["maxrss_mib"] = C.maxrss_mib()
+        if do_quality and hasattr(runner, "extra_trace"):  # after the peak is read: extra fits do not count
+            res["trace"] = sorted(res["trace"] + runner.extra_trace(evaluate),
+                                  key=lambda p: (p["iteration"], bool(p.get("estimate"))))
+            res["eval_s"] = eval_s[0]
     except Exception as exc:  # noqa: BLE001 - recorded, the harness goes on
         res["error"] = f"{type(exc).__name__}: {exc}"
         res["traceback"] = traceback.format_exc()
