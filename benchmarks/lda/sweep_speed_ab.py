@@ -1,8 +1,10 @@
-"""CPU seconds of the serial SparseLDA sweep on the first 20,000 Debian documents, and a hash of z after the sweeps.
+"""CPU seconds of the serial SparseLDA sweep on the first 20,000 Debian documents (or on the time-to-quality
+benchmark's training split of CORPUS), and a hash of z after the sweeps.
 
 For A/B runs of a kernel change against another tree (e.g. ``git archive HEAD | tar -x -C /tmp/head``), alternating:
 
     cd TREE && PYTHONPATH=$PWD python benchmarks/lda/sweep_speed_ab.py K N_SWEEPS LABEL
+    cd TREE && PYTHONPATH=$PWD python /path/to/this/benchmarks/lda/sweep_speed_ab.py K N_SWEEPS LABEL pypi
 
 One JSON line: the median CPU seconds of sweeps 2..N (the first loads the kernels), each sweep's CPU seconds,
 whether the state held an n_dk table, and the first 16 hex digits of SHA-256(z): equal hashes mean the same chain.
@@ -12,6 +14,7 @@ import hashlib
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +24,13 @@ from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.models.directed.lda import make_model
 
 K, n_sweeps, tag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-corpus = load_debian()[:20000]
+if len(sys.argv) > 4:  # the benchmark's 90% training split of debian or pypi (benchmarks/_common.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import _common
+
+    corpus = _common.load_data(sys.argv[4]).train
+else:
+    corpus = load_debian()[:20000]
 tokens = corpus.tokens()
 model = make_model(K, corpus.n_words, 0.1, 0.01)
 try:
@@ -35,6 +44,7 @@ for _ in range(n_sweeps):
     t = time.process_time()
     state, _ = kernel(rng, state, tokens, model)
     cpu.append(time.process_time() - t)
-print(json.dumps({"tag": tag, "K": K, "tree": harmonium.__file__, "n_dk": state.n_dk is not None,
+print(json.dumps({"tag": tag, "K": K, "corpus": sys.argv[4] if len(sys.argv) > 4 else "debian[:20000]",
+ "tree": harmonium.__file__, "n_dk": state.n_dk is not None,
                   "median_cpu_s": float(np.median(cpu[1:])), "cpu": [round(c, 4) for c in cpu],
                   "z_sha": hashlib.sha256(state.z.tobytes()).hexdigest()[:16]}))
