@@ -5,7 +5,9 @@ benchmark's own document completion (``_common.heldout_perplexity``, theta from 
 At each sweep count in EVALS the current state's phi is scored, and so is the Rao-Blackwellised average
 of (n_wk + beta) / (n_k + V beta) over the sweeps (n - round(n * share), n], every THIN-th, for each
 share in SHARES and thin in THINS (key ``b{share}t{thin}n{samples}``). The windows end on sweep n, as
-``harmonium.inference.mcmc.lda.estimates.default_burn_in`` places them.
+``harmonium.inference.mcmc.lda.estimates.default_burn_in`` places them (the records of 2026-11-27 were
+made before this placement: where round(n * share) was not a multiple of thin, their last sample fell
+1-4 sweeps before n; benchmarks/lda/README.md "The default estimate" marks those).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/estimate_window.py CORPUS K SEED EVALS SHARES THINS
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/estimate_window.py debian 100 1 150,200,250 0.1,0.2 1,5
@@ -43,9 +45,10 @@ def main(argv):
     acc = {}
     for s in evals:
         for f in fracs:
-            b = s - int(round(s * f))
+            width = int(round(s * f))
             for t in thins:
-                if (s - b) // t >= 2 or t == 1:
+                if width // t >= 2 or t == 1:
+                    b = s - t * (width // t)  # the samples b + t, ..., s end on sweep s, as default_burn_in's
                     acc[(s, f, t)] = [b, np.zeros((K, data.train.n_words), dt), 0]
 
     def score(phi):

@@ -39,9 +39,9 @@ from harmonium.models.directed.lda import seeded_counts
 
 #: The share of a chain's sweeps that ``burn_in=None`` averages: its last tenth. Measured (issue 21,
 #: benchmarks/lda/README.md "The default estimate"): averaging the second half lagged the chain on runs
-#: that stop while it still moves (PyPI K = 100 at 40-60 sweeps: 1952-1987 against the last state's
-#: 1915 at 40), while the last tenth is the last state there and 4.6-7.9 perplexity better than it once
-#: the chain has slowed (Debian K = 100 at 150-300 sweeps, two seeds).
+#: that stop while it still moves (PyPI K = 100 at 40 sweeps: 1967-1988 against the last state's 1915),
+#: while the last tenth is the last state there and 3.5-6.4 perplexity better than it once the chain
+#: has slowed (Debian K = 100 at 150-250 sweeps, three seeds).
 DEFAULT_AVERAGED_SHARE = 10
 
 
