@@ -37,12 +37,12 @@ import numpy as np
 from harmonium._kernels import lda_stats
 from harmonium.models.directed.lda import seeded_counts
 
-#: The share of a chain's sweeps that ``burn_in=None`` averages: its last tenth. Measured (issue 21,
+#: ``burn_in=None`` averages the last ``n_iter // DEFAULT_WINDOW_DIVISOR`` sweeps: the last tenth. Measured (issue 21,
 #: benchmarks/lda/README.md "The default estimate"): averaging the second half lagged the chain on runs
 #: that stop while it still moves (PyPI K = 100 at 40 sweeps: 1967-1988 against the last state's 1915),
 #: while the last tenth is the last state there and 3.5-6.4 perplexity better than it once the chain
 #: has slowed (Debian K = 100 at 150-250 sweeps, three seeds).
-DEFAULT_AVERAGED_SHARE = 10
+DEFAULT_WINDOW_DIVISOR = 10
 
 
 def default_burn_in(n_iter: int, thin: int) -> int:
@@ -52,7 +52,7 @@ def default_burn_in(n_iter: int, thin: int) -> int:
     one of them (:func:`keep_sample` keeps ``burn_in + thin``, ``burn_in + 2 thin``, ...); a run too short
     for two samples keeps its last state alone.
     """
-    n_kept = max(1, (n_iter // DEFAULT_AVERAGED_SHARE) // thin)
+    n_kept = max(1, (n_iter // DEFAULT_WINDOW_DIVISOR) // thin)
     return max(0, n_iter - n_kept * thin)
 
 
