@@ -196,7 +196,8 @@ def heldout_options(f):
 @click.option("--batch-size", type=int, default=None,
               help="Documents per mini-batch (lda online VB: 256; harmoniums: 100).")
 @click.option("--sampler", default=None, help="lda, hdp: how the collapsed samplers draw each topic (all exact): "
-                                              "sparse (default), plain, ...")
+                                              "lda: auto (default), sparse, fplus, warp, plain; hdp: sparse "
+                                              "(default), plain")
 @click.option("-j", "--n-jobs", type=int, default=None,
               help="lda: threads for parallel_gibbs, the VB E-step and CVB0, and inference on new documents.")
 @click.option("--burn-in", type=int, default=None,

@@ -87,15 +87,22 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         ``"online_vb"``: stochastic VB on mini-batches (Hoffman et al. 2010);
         also :meth:`partial_fit`. ``"cvb0"``: zeroth-order collapsed VB
         (Asuncion et al. 2009), the most accurate of the three in our benchmarks.
-    sampler : {"sparse", "warp", "alias_mh", "plain", "auto"}, default "sparse"
+    sampler : {"auto", "sparse", "fplus", "warp", "alias_mh", "plain"}, default "auto"
         How the collapsed samplers draw each z_i, all exact: SparseLDA buckets
-        (O(k_d + k_w) a token, the default: fastest as measured in
-        benchmarks/RESULTS.md), WarpLDA-style word-major / document-major
-        Metropolis-Hastings passes (O(1); first to a held-out perplexity only
-        with thousands of topics on short documents), alias tables with
-        Metropolis-Hastings (O(1); deprecated, see below), or the plain O(K) reference. ``"auto"``
-        picks warp for K >= 3000 and at most 10 tokens a document on average,
-        else sparse: the crossover measured in benchmarks/lda/warp_crossover.md.
+        (Yao et al. 2009; O(k_w + k_d) a token), word-by-word F+LDA (Yu et al.
+        2015; O(k_d + log K) a token, the tokens visited word by word),
+        WarpLDA-style word-major / document-major Metropolis-Hastings passes
+        (O(1); first to a held-out perplexity only with thousands of topics on
+        short documents), alias tables with Metropolis-Hastings (O(1);
+        deprecated, see below), or the plain O(K) reference. ``"auto"`` (the
+        default) picks warp for K >= 3000 and at most 10 tokens a document on
+        average (the crossover measured in benchmarks/lda/warp_crossover.md);
+        otherwise it runs, sweep by sweep, whichever of an F+LDA and a SparseLDA
+        sweep its cost model predicts cheaper for the current state (F+LDA while
+        the words' topic lists are long against the documents', as in the first
+        sweeps from the random start at large K; benchmarks/lda/README.md,
+        "F+LDA sweeps"). With ``n_jobs > 1`` it runs the word-partitioned sparse
+        sweep.
 
         .. deprecated:: 0.1.0
            ``"alias_mh"`` warns (``FutureWarning``) and will be removed: it is exact but
@@ -262,7 +269,7 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         doc_topic_prior: float = 0.1,
         topic_word_prior: float = 0.01,
         inference: str = "collapsed_gibbs",
-        sampler: str = "sparse",
+        sampler: str = "auto",
         n_iter: int = 200,
         burn_in: int | None = None,
         thin: int = 5,

@@ -4,13 +4,15 @@ theta and phi are integrated out and each token's topic is drawn from
 
     p(z_i = k | z_-i, w) ∝ (n_dk^-i + alpha_k) (n_wk^-i + beta) / (n_k^-i + V beta)
 
-in a systematic scan over all tokens (one ``kernel`` call = one sweep). Four
+in a systematic scan over all tokens (one ``kernel`` call = one sweep). Five
 exact ways to make that draw are offered (:data:`SAMPLERS`): the plain O(K)
-reference, SparseLDA buckets (O(k_d + k_w)), alias tables with
-Metropolis-Hastings (O(1)) and WarpLDA-style word-major / document-major
-Metropolis-Hastings passes (O(1), no tables). Each leaves the collapsed
+reference, SparseLDA buckets (O(k_d + k_w)), word-by-word F+LDA (O(k_d + log K),
+the tokens visited word by word), alias tables with Metropolis-Hastings (O(1))
+and WarpLDA-style word-major / document-major Metropolis-Hastings passes (O(1),
+no tables). Each leaves the collapsed
 posterior p(z | w) invariant, tested exactly in tests/statistical/
-(test_lda_collapsed_exact.py, test_lda_alias_mh_exact.py, test_lda_warp_exact.py).
+(test_lda_collapsed_exact.py, test_lda_fplus_exact.py, test_lda_alias_mh_exact.py,
+test_lda_warp_exact.py).
 
 Seeded topics (``model.seeds``, an asymmetric topic-word prior beta + delta
 with integer delta; :mod:`harmonium.models.directed.lda`): every sweep runs
@@ -224,10 +226,23 @@ def choose_sampler(n_topics: int, mean_doc_length: float, *, seeded: bool = Fals
     return "sparse"
 
 
+def fplus_sweep(model: LDAModel, tokens: TokenStream):
+    """The word-by-word F+LDA sweep (Yu et al. 2015), O(k_d + log K) a token."""
+    from harmonium.inference.mcmc.lda import fplus
+
+    return fplus.make_sweep(model, tokens)
+
+
 def auto_sweep(model: LDAModel, tokens: TokenStream):
-    """The sweep of :func:`choose_sampler` for this model and corpus."""
+    """The sweep of :func:`choose_sampler` for this model and corpus; where that is "sparse", each sweep is an
+    F+LDA or a SparseLDA sweep, whichever is predicted cheaper for the state
+    (:class:`~harmonium.inference.mcmc.lda.fplus.AutoSweep`)."""
     n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
     name = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
+    if name == "sparse":
+        from harmonium.inference.mcmc.lda import fplus
+
+        return fplus.AutoSweep(model, tokens, sparse_sweep(model, tokens))
     return SAMPLERS[name](model, tokens)
 
 
@@ -235,11 +250,11 @@ def auto_sweep(model: LDAModel, tokens: TokenStream):
 #: ``sweep(rng, state, d_lo, d_hi) -> n_changed`` over a range of documents.
 #: "auto" is not a sampler of its own: it picks one by :func:`choose_sampler`.
 SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_sweep, "warp": warp_sweep,
-            "auto": auto_sweep}
+            "fplus": fplus_sweep, "auto": auto_sweep}
 
 
 #: Concrete samplers whose serial sweep keeps no D x K n_dk (each document's row is rebuilt from z).
-DOC_COUNT_FREE = frozenset({"sparse"})
+DOC_COUNT_FREE = frozenset({"sparse", "fplus"})
 
 
 def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream) -> bool:
@@ -289,9 +304,10 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
 
     Parameters
     ----------
-    sampler : {"sparse", "warp", "alias_mh", "plain", "auto"}
+    sampler : {"sparse", "fplus", "warp", "alias_mh", "plain", "auto"}
         Which exact sampler draws each z_i (see :data:`SAMPLERS`); "auto"
-        picks by :func:`choose_sampler`.
+        picks by :func:`choose_sampler`, and where that is "sparse", sweep by
+        sweep between F+LDA and SparseLDA (:func:`auto_sweep`).
     compute_log_joint : bool
         Whether ``info.log_joint`` is computed (O(DK + VK)); NaN otherwise.
     sweep : callable, optional

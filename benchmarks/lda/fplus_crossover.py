@@ -1,0 +1,67 @@
+"""CPU seconds of a SparseLDA and an F+LDA sweep from the same states, against the states' list lengths.
+
+Issue 21. ``sampler="auto"`` runs, each sweep, whichever of the two exact sweeps its cost model
+(``harmonium.inference.mcmc.lda.fplus.fplus_is_cheaper``) predicts cheaper, from the token-weighted mean
+numbers of non-zero topics of the tokens' words (k_w, what a SparseLDA draw walks) and documents (k_d, what
+an F+LDA draw walks). This script measures both costs on the chain's own states: one SparseLDA chain
+(alpha = 0.1, beta = 0.01, the time-to-quality benchmark's training split, seed 0) from a random start;
+before each of its sweeps, the state is copied twice and one F+LDA sweep and one SparseLDA sweep are timed
+on the copies (CPU seconds, order alternating), with the state's exact k_w and k_d. One JSON line a sweep.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py debian 1000 30 >> benchmarks/lda/results/fplus-crossover.jsonl
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 1000 8 >> benchmarks/lda/results/fplus-crossover.jsonl
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 100 30 >> benchmarks/lda/results/fplus-crossover.jsonl
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
+
+import _common as C  # noqa: E402
+
+from harmonium._kernels import lda_fplus  # noqa: E402
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
+from harmonium.inference.mcmc.lda import fplus  # noqa: E402
+from harmonium.models.directed.lda import make_model  # noqa: E402
+
+
+def main(argv) -> None:
+    corpus, K, n_sweeps = argv[0], int(argv[1]), int(argv[2])
+    data = C.load_data(corpus, None)
+    tokens = data.train.tokens()
+    model = make_model(K, data.train.n_words, 0.1, 0.01)
+    rng = np.random.default_rng(0)
+    state = cgs.init(rng, tokens, model, doc_counts=False)
+    sweeps = {"fplus": fplus.make_sweep(model, tokens), "sparse": cgs.sparse_sweep(model, tokens)}
+    D = tokens.doc_ptr.shape[0] - 1
+    N = tokens.words.shape[0]
+    row = np.zeros(K, dtype=np.int32)
+
+    def copy(st):
+        return cgs.CollapsedGibbsState(st.z.copy(), None, st.n_wk.copy(), st.n_k.copy())
+
+    sweeps["fplus"](np.random.default_rng(1), copy(state), 0, D)  # kernels compiled or loaded off the clock
+    for t in range(n_sweeps):
+        kw, kd = lda_fplus.sampled_list_lengths(tokens.doc_ptr, tokens.words, state.z, state.n_wk, 1, row)
+        copies = {name: copy(state) for name in sweeps}
+        cpu = {}
+        for name in (("fplus", "sparse") if t % 2 == 0 else ("sparse", "fplus")):
+            c0 = time.process_time()
+            sweeps[name](np.random.default_rng(100 + t), copies[name], 0, D)
+            cpu[name] = time.process_time() - c0
+        print(json.dumps({"corpus": corpus, "K": K, "sweep": t + 1, "k_w": round(float(kw), 1), "k_d": round(float(kd), 1),
+                          "fplus_s": round(cpu["fplus"], 3), "sparse_s": round(cpu["sparse"], 3),
+                          "fplus_ns_per_token": round(1e9 * cpu["fplus"] / N, 1),
+                          "sparse_ns_per_token": round(1e9 * cpu["sparse"] / N, 1),
+                          "rule_picks": "fplus" if fplus.fplus_is_cheaper(kw, kd) else "sparse"}), flush=True)
+        state = copies["sparse"]  # the chain goes on with the SparseLDA sweep
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,142 @@
+"""Word-by-word F+LDA sweeps (Yu et al. 2015) for collapsed Gibbs LDA, and the cost rule of ``sampler="auto"``.
+
+:class:`FPlusSweep` plugs into :data:`collapsed_gibbs.SAMPLERS
+<harmonium.inference.mcmc.lda.collapsed_gibbs.SAMPLERS>` as ``"fplus"``: an exact Gibbs sweep (every
+token drawn from its full conditional; the kernel is :mod:`harmonium._kernels.lda_fplus`) whose scan
+visits the tokens word by word. It costs O(k_d + log K) a token where SparseLDA costs O(k_w + k_d).
+
+:class:`AutoSweep` is what ``sampler="auto"`` runs when :func:`~harmonium.inference.mcmc.lda.
+collapsed_gibbs.choose_sampler` picks "sparse": each sweep is an F+LDA sweep while the state's word
+lists are long against its document lists (:func:`fplus_is_cheaper`), and a SparseLDA sweep from the
+sweeps where they are not. Both sweeps leave the collapsed posterior invariant, so any sequence of them
+does. The choice is a function of the state at the start of the sweep, so the same seed gives the same
+chain, and a run resumed from a checkpoint makes the choices of the uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harmonium._kernels import lda_fplus as kern
+from harmonium._kernels import lda_warp
+from harmonium.corpus.corpus import TokenStream
+from harmonium.errors import InvalidParameterError
+from harmonium.models.directed.lda import LDAModel
+
+#: :func:`fplus_is_cheaper`'s cost model, fitted to the CPU seconds of the two sweeps run on the same states
+#: (benchmarks/lda/fplus_crossover.py, first sweeps from a random start; Debian K = 1000, PyPI K = 100 and
+#: 1000): a SparseLDA draw costs about SPARSE_NS + SPARSE_NS_PER_WORD_TOPIC k_w nanoseconds and an F+LDA draw
+#: FPLUS_NS + FPLUS_NS_PER_DOC_TOPIC k_d (k_w, k_d: the token-weighted mean numbers of non-zero topics of the
+#: token's word and document). Debian K = 1000 measured equal costs at k_w = 106, k_d = 30.7, where the
+#: model puts the crossover at k_w = 108.
+SPARSE_NS = 70.0
+SPARSE_NS_PER_WORD_TOPIC = 1.6
+FPLUS_NS = 150.0
+FPLUS_NS_PER_DOC_TOPIC = 3.0
+#: The rule's statistics are read on the tokens of every ``max(1, N // SAMPLE_TOKENS)``-th document.
+SAMPLE_TOKENS = 4096
+
+
+def fplus_is_cheaper(mean_word_topics: float, mean_doc_topics: float) -> bool:
+    """Whether an F+LDA sweep is predicted to cost less than a SparseLDA sweep, from the token-weighted mean
+    numbers of non-zero topics of the tokens' words (k_w) and documents (k_d)."""
+    sparse = SPARSE_NS + SPARSE_NS_PER_WORD_TOPIC * mean_word_topics
+    fplus = FPLUS_NS + FPLUS_NS_PER_DOC_TOPIC * mean_doc_topics
+    return fplus < sparse
+
+
+class FPlusSweep:
+    """The word-by-word F+LDA sweep ``sweep(rng, state, d_lo, d_hi) -> n_changed``.
+
+    Per document range (one, the whole corpus, for the serial kernel; one per worker under AD-LDA), the
+    word-major order of its tokens and the documents' list capacities are computed once and cached. Each
+    sweep gathers the range's z in that order, rebuilds the documents' (count, topic) lists from z, runs
+    the kernel and scatters z back, so a sweep depends on (rng, z, n_wk, n_k) only: checkpoints need
+    nothing else. A state's n_dk table, when it has one, is kept in step. ``pick`` replaces
+    :func:`harmonium._kernels.lda_fplus.tree_pick` (tests pass a broken one). Mutates the state in place.
+    """
+
+    def __init__(self, model: LDAModel, tokens: TokenStream, *, pick=None):
+        K, V = model.n_topics, model.n_words
+        if tokens.words.shape[0] and int(tokens.words.max()) >= V:
+            raise InvalidParameterError(f"word id {int(tokens.words.max())} >= vocabulary size {V} (fplus sampler).")
+        self.tokens, self.K, self.V = tokens, K, V
+        self.pick = kern.tree_pick if pick is None else pick
+        self.alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
+        self.beta = float(model.beta)
+        T, _ = kern.tree_size(K)
+        self.f = np.zeros(2 * T)
+        self.c, self.buf = np.empty(K), np.empty(K)
+        self.row = np.zeros(K, dtype=np.int32)
+        self._index: dict = {}
+
+    def index(self, d_lo: int, d_hi: int):
+        """(perm, wptr, wdoc, z_w, dptr, dlist, dlen) of documents d_lo..d_hi-1 (cached for the last range)."""
+        key = (d_lo, d_hi)
+        if key not in self._index:
+            ptr = self.tokens.doc_ptr
+            i0, i1 = int(ptr[d_lo]), int(ptr[d_hi])
+            words = self.tokens.words[i0:i1]
+            perm = (np.argsort(words, kind="stable") + i0).astype(np.int64)
+            wptr = np.zeros(self.V + 1, dtype=np.int64)
+            np.cumsum(np.bincount(words, minlength=self.V), out=wptr[1:])
+            lens = np.diff(ptr[d_lo:d_hi + 1])
+            # documents numbered from 0 within the range
+            wdoc = np.repeat(np.arange(d_hi - d_lo, dtype=np.int32), lens)[perm - i0]
+            dptr = np.zeros(d_hi - d_lo + 1, dtype=np.int64)
+            np.cumsum(np.minimum(lens, self.K), out=dptr[1:])
+            self._index = {key: (perm, wptr, np.ascontiguousarray(wdoc), np.empty(i1 - i0, dtype=np.int32), dptr,
+                                 np.empty(int(dptr[-1]), dtype=np.int64), np.zeros(d_hi - d_lo, dtype=np.int32))}
+        return self._index[key]
+
+    def doc_lists(self, z, d_lo: int, d_hi: int):
+        """The range's documents' (count, topic) lists built from ``z``: (dptr, dlist, dlen)."""
+        _, _, _, _, dptr, dlist, dlen = self.index(d_lo, d_hi)
+        ptr = self.tokens.doc_ptr
+        kern.build_doc_lists(ptr[d_lo:d_hi + 1] - ptr[d_lo], z[ptr[d_lo]:ptr[d_hi]], self.K, dptr, dlist, dlen, self.row)
+        return dptr, dlist, dlen
+
+    def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
+        d_lo, d_hi = int(d_lo), int(d_hi)
+        perm, wptr, wdoc, z_w, dptr, dlist, dlen = self.index(d_lo, d_hi)
+        self.doc_lists(state.z, d_lo, d_hi)
+        lda_warp.gather(perm, state.z, z_w)
+        n_dk = None if state.n_dk is None else state.n_dk[d_lo:d_hi]
+        n_changed = kern.fplus_sweep(rng, wptr, wdoc, z_w, n_dk, state.n_wk, state.n_k, self.alpha, self.beta,
+                                     dptr, dlist, dlen, self.c, self.buf, self.f, self.pick)
+        kern.scatter(perm, z_w, state.z)
+        return int(n_changed)
+
+
+def make_sweep(model: LDAModel, tokens: TokenStream, *, pick=None) -> FPlusSweep:
+    """The registry's factory: ``FPlusSweep(model, tokens, ...)``."""
+    return FPlusSweep(model, tokens, pick=pick)
+
+
+class AutoSweep:
+    """``sampler="auto"``'s sweep where it picks "sparse": an F+LDA sweep when :func:`fplus_is_cheaper` holds
+    for the state at the start of the sweep, else a SparseLDA sweep.
+
+    The statistics are read on a fixed sample of documents (:data:`SAMPLE_TOKENS`; O(sample x K) a sweep,
+    no lists built). ``choices`` records the sweeps run ("fplus" or "sparse"), one a call.
+    """
+
+    def __init__(self, model: LDAModel, tokens: TokenStream, sparse, fplus: FPlusSweep | None = None):
+        self.tokens = tokens
+        self.sparse = sparse
+        self.fplus = FPlusSweep(model, tokens) if fplus is None else fplus
+        self.row = np.zeros(model.n_topics, dtype=np.int32)
+        self.choices: list = []
+
+    def mean_list_lengths(self, state, d_lo: int, d_hi: int) -> tuple:
+        """(mean k_w, mean k_d) over the tokens of the sampled documents of d_lo..d_hi-1 in ``state``."""
+        ptr = self.tokens.doc_ptr
+        i0, i1 = int(ptr[d_lo]), int(ptr[d_hi])
+        stride = max(1, (i1 - i0) // SAMPLE_TOKENS)
+        return kern.sampled_list_lengths(ptr[d_lo:d_hi + 1] - i0, self.tokens.words[i0:i1], state.z[i0:i1],
+                                         state.n_wk, stride, self.row)
+
+    def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
+        use_fplus = fplus_is_cheaper(*self.mean_list_lengths(state, int(d_lo), int(d_hi)))
+        self.choices.append("fplus" if use_fplus else "sparse")
+        return (self.fplus if use_fplus else self.sparse)(rng, state, d_lo, d_hi)

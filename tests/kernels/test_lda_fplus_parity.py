@@ -1,0 +1,191 @@
+"""Parity of the word-by-word F+LDA sweep with a plain-numpy twin (same scan, same lists, same uniforms).
+
+The twin draws each token, word by word, from the two terms of Yu et al. (2015): the document's topics in
+the order of its (count, topic) list, then all K topics' alpha_k (n_wk + beta) c_k by a cumulative sum in
+topic order (what the F+ tree's descent finds). Also the pieces: the tree's pick with a pending change of
+one leaf equals the pick on the changed leaves, the sampled list lengths equal their definition, and
+``sampler="auto"`` chooses the sweep by its cost rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harmonium._kernels import lda_fplus
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import fplus
+from harmonium.models.directed.lda import counts_from_assignments, make_model
+
+from .test_lda_gibbs_parity import _random_problem
+from .test_lda_sparse_parity import reference_uniforms
+
+
+def reference_fplus_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
+    V, K = n_wk.shape
+    D = len(doc_ptr) - 1
+    doc_of = np.repeat(np.arange(D), np.diff(doc_ptr))
+    # each document's [topic, count] list, topics in the order of their first token
+    lists = []
+    for d in range(D):
+        zd = [int(k) for k in z[doc_ptr[d]:doc_ptr[d + 1]]]
+        lists.append([[k, zd.count(k)] for k in dict.fromkeys(zd)])
+    c = 1.0 / (n_k + V * beta)
+    uniforms = reference_uniforms(rng)
+    for i in np.argsort(words, kind="stable"):
+        w, d, old = int(words[i]), int(doc_of[i]), int(z[i])
+        L = lists[d]
+        n_wk[w, old] -= 1
+        n_k[old] -= 1
+        c[old] = 1.0 / (n_k[old] + V * beta)
+        doc_term = np.cumsum([(n - (k == old)) * (n_wk[w, k] + beta) * c[k] for k, n in L])
+        tree = np.cumsum(alpha * (n_wk[w] + beta) * c)
+        acc = doc_term[-1] if len(L) else 0.0
+        u = next(uniforms) * (acc + tree[-1])
+        if u < acc:
+            new = L[int(np.searchsorted(doc_term, u, side="right"))][0]
+        else:
+            new = min(int(np.searchsorted(tree, u - acc, side="right")), K - 1)
+        if new != old:
+            z[i] = new
+            if n_dk is not None:
+                n_dk[d, old] -= 1
+                n_dk[d, new] += 1
+            j = [k for k, _ in L].index(old)
+            L[j][1] -= 1
+            if L[j][1] == 0:
+                L[j] = L[-1]
+                L.pop()
+            topics = [k for k, _ in L]
+            if new in topics:
+                L[topics.index(new)][1] += 1
+            else:
+                L.append([new, 1])
+        n_wk[w, new] += 1
+        n_k[new] += 1
+        c[new] = 1.0 / (n_k[new] + V * beta)
+
+
+@pytest.mark.parametrize("doc_counts", [True, False])
+def test_fplus_sweep_matches_reference(doc_counts):
+    for seed in range(4):
+        tokens, z, alpha, K, V = _random_problem(seed, D=9, V=13, K=5)
+        beta = 0.05
+        model = make_model(K, V, alpha, beta)
+        state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=doc_counts)
+        ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
+        zb = z.copy()
+        sweep = fplus.make_sweep(model, tokens)
+        ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
+        n_moved = 0
+        for _ in range(3):
+            z_before = state.z.copy()
+            sweep(ra, state, 0, len(tokens.doc_ptr) - 1)
+            reference_fplus_sweep(rb, tokens.doc_ptr, tokens.words, zb, ref[0] if doc_counts else None, ref[1], ref[2],
+                                  alpha, beta)
+            n_moved += int((state.z != z_before).sum())
+            np.testing.assert_array_equal(state.z, zb)
+            np.testing.assert_array_equal(state.n_wk, ref[1])
+            np.testing.assert_array_equal(state.n_k, ref[2])
+            if doc_counts:
+                np.testing.assert_array_equal(state.n_dk, ref[0])
+        assert n_moved > 0  # the sweeps moved tokens: the comparison covers the list and tree updates
+
+
+def test_fplus_sweep_over_a_document_range_leaves_the_others():
+    tokens, z, alpha, K, V = _random_problem(5, D=9, V=13, K=5)
+    model = make_model(K, V, alpha, 0.05)
+    state = cgs.state_from_assignments(tokens, model, z.copy())
+    sweep = fplus.make_sweep(model, tokens)
+    lo, hi = int(tokens.doc_ptr[3]), int(tokens.doc_ptr[7])
+    sweep(np.random.default_rng(0), state, 3, 7)
+    np.testing.assert_array_equal(state.z[:lo], z[:lo])
+    np.testing.assert_array_equal(state.z[hi:], z[hi:])
+    n_dk, n_wk, n_k = counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)
+    np.testing.assert_array_equal(state.n_dk, n_dk)
+    np.testing.assert_array_equal(state.n_wk, n_wk)
+    np.testing.assert_array_equal(state.n_k, n_k)
+
+
+@pytest.mark.parametrize("K", [2, 5, 8, 37])
+def test_tree_pick_with_a_pending_leaf_change_is_the_pick_on_the_changed_leaves(K):
+    rng = np.random.default_rng(K)
+    T, log_t = lda_fplus.tree_size(K)
+    assert T >= K and T == 2 ** log_t
+    leaves = rng.uniform(0.1, 2.0, size=K)
+    f = np.zeros(2 * T)
+    for k in range(K):
+        lda_fplus.tree_set(f, T, k, leaves[k])
+    np.testing.assert_allclose(f[1], leaves.sum(), rtol=1e-12)
+    for leaf in range(K):
+        delta = -0.5 * leaves[leaf]
+        changed = leaves.copy()
+        changed[leaf] += delta
+        cum = np.cumsum(changed)
+        for u in rng.uniform(0, cum[-1], size=50):
+            assert lda_fplus.tree_pick(f, T, log_t, u, leaf, delta) == int(np.searchsorted(cum, u, side="right"))
+
+
+def test_negative_control_tree_pick_without_the_pending_change_differs():
+    K = 5
+    T, log_t = lda_fplus.tree_size(K)
+    leaves = np.array([1.0, 2.0, 0.5, 1.5, 1.0])
+    f = np.zeros(2 * T)
+    for k in range(K):
+        lda_fplus.tree_set(f, T, k, leaves[k])
+    changed = leaves.copy()
+    changed[1] -= 1.5
+    cum = np.cumsum(changed)
+    u = 1.7  # in topic 2's mass once topic 1 has lost 1.5, still in topic 1's without the change
+    assert int(np.searchsorted(cum, u, side="right")) == 2
+    assert lda_fplus.tree_pick(f, T, log_t, u, 1, 0.0) != 2
+
+
+def test_sampled_list_lengths_are_token_weighted_means():
+    tokens, z, alpha, K, V = _random_problem(2, D=30, V=13, K=5)
+    _, n_wk, _ = counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)
+    for stride in (1, 3):
+        docs = range(0, len(tokens.doc_ptr) - 1, stride)
+        kw, kd, n = 0.0, 0.0, 0
+        for d in docs:
+            lo, hi = tokens.doc_ptr[d], tokens.doc_ptr[d + 1]
+            kw += sum(int((n_wk[w] > 0).sum()) for w in tokens.words[lo:hi])
+            kd += len(set(z[lo:hi].tolist())) * (hi - lo)
+            n += hi - lo
+        row = np.zeros(K, dtype=np.int32)
+        got = lda_fplus.sampled_list_lengths(tokens.doc_ptr, tokens.words, z, n_wk, stride, row)
+        np.testing.assert_allclose(got, (kw / n, kd / n), rtol=1e-12)
+        assert not row.any()
+
+
+def test_cost_rule_follows_the_measured_crossover():
+    # Debian, K = 1000 (benchmarks/lda/fplus_crossover.py): equal costs at k_w = 106, k_d = 30.7
+    assert fplus.fplus_is_cheaper(150.0, 30.7)
+    assert not fplus.fplus_is_cheaper(70.0, 30.7)
+    # short documents: F+ while the words' lists are long
+    assert fplus.fplus_is_cheaper(300.0, 8.0)
+    assert not fplus.fplus_is_cheaper(40.0, 5.5)
+
+
+def test_auto_sweep_runs_the_sweep_its_rule_picks(monkeypatch):
+    tokens, z, alpha, K, V = _random_problem(3, D=9, V=13, K=5)
+    model = make_model(K, V, alpha, 0.05)
+    calls = []
+
+    def sparse(rng, state, d_lo, d_hi):
+        calls.append("sparse")
+        return 0
+
+    sweep = cgs.SAMPLERS["auto"](model, tokens)
+    assert isinstance(sweep, fplus.AutoSweep)
+    sweep.sparse = sparse
+    state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+    picks = iter([True, False, True])
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd: next(picks))
+    for _ in range(3):
+        sweep(np.random.default_rng(0), state, 0, len(tokens.doc_ptr) - 1)
+    assert sweep.choices == ["fplus", "sparse", "fplus"]
+    assert calls == ["sparse"]
+    n_dk, n_wk, n_k = counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)
+    np.testing.assert_array_equal(state.n_wk, n_wk)
+    np.testing.assert_array_equal(state.n_k, n_k)
