@@ -8,9 +8,10 @@ an F+LDA draw walks). This script measures both costs on the chain's own states:
 before each of its sweeps, the state is copied twice and one F+LDA sweep and one SparseLDA sweep are timed
 on the copies (CPU seconds, order alternating), with the state's exact k_w and k_d. One JSON line a sweep.
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py debian 1000 30 >> benchmarks/lda/results/fplus-crossover.jsonl
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 1000 8 >> benchmarks/lda/results/fplus-crossover.jsonl
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 100 30 >> benchmarks/lda/results/fplus-crossover.jsonl
+    OUT=benchmarks/lda/results/fplus-crossover.jsonl
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py debian 1000 30 >> $OUT
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 1000 8 >> $OUT
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 100 30 >> $OUT
 """
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def main(argv) -> None:
             c0 = time.process_time()
             sweeps[name](np.random.default_rng(100 + t), copies[name], 0, D)
             cpu[name] = time.process_time() - c0
-        print(json.dumps({"corpus": corpus, "K": K, "sweep": t + 1, "k_w": round(float(kw), 1), "k_d": round(float(kd), 1),
+        print(json.dumps({"corpus": corpus, "K": K, "sweep": t + 1,
+                          "k_w": round(float(kw), 1), "k_d": round(float(kd), 1),
                           "fplus_s": round(cpu["fplus"], 3), "sparse_s": round(cpu["sparse"], 3),
                           "fplus_ns_per_token": round(1e9 * cpu["fplus"] / N, 1),
                           "sparse_ns_per_token": round(1e9 * cpu["sparse"] / N, 1),

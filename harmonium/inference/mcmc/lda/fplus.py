@@ -93,7 +93,8 @@ class FPlusSweep:
         """The range's documents' (count, topic) lists built from ``z``: (dptr, dlist, dlen)."""
         _, _, _, _, dptr, dlist, dlen = self.index(d_lo, d_hi)
         ptr = self.tokens.doc_ptr
-        kern.build_doc_lists(ptr[d_lo:d_hi + 1] - ptr[d_lo], z[ptr[d_lo]:ptr[d_hi]], self.K, dptr, dlist, dlen, self.row)
+        kern.build_doc_lists(ptr[d_lo:d_hi + 1] - ptr[d_lo], z[ptr[d_lo]:ptr[d_hi]], self.K, dptr, dlist, dlen,
+                             self.row)
         return dptr, dlist, dlen
 
     def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
