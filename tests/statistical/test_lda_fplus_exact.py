@@ -50,7 +50,8 @@ def stale_pick(f, T, log_t, u, leaf, delta):
     return lda_fplus.tree_pick(f, T, log_t, u, leaf, 0.0)
 
 
-@pytest.mark.parametrize("doc_counts", [True, False])
+# the state without n_dk is the default path (LDA's serial sampler); with the table: slow tier
+@pytest.mark.parametrize("doc_counts", [pytest.param(True, marks=pytest.mark.slow), False])
 def test_kernel_visits_states_with_posterior_frequencies(pi, doc_counts):
     assert (pi * N_CHAINS).min() >= 5
     hist = one_sweep_from_exact(np.random.default_rng(SEED), pi, N_CHAINS, sampler="fplus", doc_counts=doc_counts)
