@@ -22,7 +22,8 @@ the change ``delta`` to the partial sums on the leaf's path instead, so a token 
 again (most tokens once the chain settles) leaves the tree as it was. Only a move writes the two leaves.
 
 Document counts are kept in per-document lists of packed (count, topic) entries, ``n_dk << bits | k``
-(``bits = lda_sparse.topic_bits(K)``), built from z at the start of each sweep; the dense n_dk is updated
+(``bits = lda_sparse.topic_bits(K)``; int32 where the longest document's count fits, else int64), built
+from z at the start of each sweep; the dense n_dk is updated
 too when the state has one. The sweep reads and writes z in word-major order (``z_w``: gathered before,
 scattered after by the caller). The uniforms are lda_sparse's inlined xoshiro256+ stream, one numpy
 Generator draw a sweep. Tested against a plain-numpy twin on the same uniforms
@@ -65,7 +66,7 @@ def build_doc_lists(doc_ptr, z, K, dptr, dlist, dlen, row):
             row[k] += 1
         for j in range(m):
             k = dlist[base + j]
-            dlist[base + j] = (np.int64(row[k]) << bits) | k
+            dlist[base + j] = (np.int64(row[k]) << bits) | k  # int64 arithmetic; the list may be int32
             row[k] = 0
         dlen[d] = m
 
@@ -121,7 +122,7 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
     for k in range(K):
         c[k] = 1.0 / (n_k[k] + vb)
     bits = topic_bits(K)
-    one = np.int64(1) << bits
+    one = np.int64(1) << bits  # entries are int32 or int64 (whichever the caller found wide enough)
     mask = one - 1
     x0, x1, x2, x3 = xoshiro_seed(rng)
     n_changed = 0

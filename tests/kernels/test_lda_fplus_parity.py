@@ -189,3 +189,28 @@ def test_auto_sweep_runs_the_sweep_its_rule_picks(monkeypatch):
     n_dk, n_wk, n_k = counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)
     np.testing.assert_array_equal(state.n_wk, n_wk)
     np.testing.assert_array_equal(state.n_k, n_k)
+
+
+def test_int64_document_lists_and_a_released_index_give_the_same_chain():
+    # the packed lists are int32 where the longest document's count fits beside the topic bits, else int64;
+    # auto's release() drops the index between sweeps, and the next sweep makes it again
+    tokens, z, alpha, K, V = _random_problem(6, D=9, V=13, K=5)
+    model = make_model(K, V, alpha, 0.05)
+    D = len(tokens.doc_ptr) - 1
+    runs = []
+    for variant in ("int32", "int64", "released"):
+        state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
+        sweep = fplus.make_sweep(model, tokens)
+        index = sweep.index(0, D)
+        assert index[5].dtype == np.int32 and index[0].dtype == np.int32
+        if variant == "int64":
+            sweep._index = {(0, D): index[:5] + (index[5].astype(np.int64),) + index[6:]}
+        rng = np.random.default_rng(11)
+        for _ in range(3):
+            if variant == "released":
+                sweep.release()
+                assert sweep._index == {}
+            sweep(rng, state, 0, D)
+        runs.append(state.z.copy())
+    np.testing.assert_array_equal(runs[0], runs[1])
+    np.testing.assert_array_equal(runs[0], runs[2])

@@ -71,13 +71,19 @@ class FPlusSweep:
         self._index: dict = {}
 
     def index(self, d_lo: int, d_hi: int):
-        """(perm, wptr, wdoc, z_w, dptr, dlist, dlen) of documents d_lo..d_hi-1 (cached for the last range)."""
+        """(perm, wptr, wdoc, z_w, dptr, dlist, dlen) of documents d_lo..d_hi-1 (cached for the last range).
+
+        O(N) memory: int32 positions, documents and topics; the packed document lists in int32 when every
+        count fits beside the topic bits, else int64.
+        """
         key = (d_lo, d_hi)
         if key not in self._index:
             ptr = self.tokens.doc_ptr
             i0, i1 = int(ptr[d_lo]), int(ptr[d_hi])
             words = self.tokens.words[i0:i1]
-            perm = (np.argsort(words, kind="stable") + i0).astype(np.int64)
+            pos_dtype = np.int32 if i1 < 2**31 else np.int64
+            perm = np.argsort(words, kind="stable").astype(pos_dtype)
+            perm += pos_dtype(i0)
             wptr = np.zeros(self.V + 1, dtype=np.int64)
             np.cumsum(np.bincount(words, minlength=self.V), out=wptr[1:])
             lens = np.diff(ptr[d_lo:d_hi + 1])
@@ -85,9 +91,15 @@ class FPlusSweep:
             wdoc = np.repeat(np.arange(d_hi - d_lo, dtype=np.int32), lens)[perm - i0]
             dptr = np.zeros(d_hi - d_lo + 1, dtype=np.int64)
             np.cumsum(np.minimum(lens, self.K), out=dptr[1:])
+            longest = int(lens.max()) if lens.shape[0] else 0
+            packed = np.int32 if (longest + 1) << int(kern.topic_bits(self.K)) < 2**31 else np.int64
             self._index = {key: (perm, wptr, np.ascontiguousarray(wdoc), np.empty(i1 - i0, dtype=np.int32), dptr,
-                                 np.empty(int(dptr[-1]), dtype=np.int64), np.zeros(d_hi - d_lo, dtype=np.int32))}
+                                 np.empty(int(dptr[-1]), dtype=packed), np.zeros(d_hi - d_lo, dtype=np.int32))}
         return self._index[key]
+
+    def release(self) -> None:
+        """Free the cached word-major index and document lists (O(N)); the next sweep makes them again."""
+        self._index = {}
 
     def doc_lists(self, z, d_lo: int, d_hi: int):
         """The range's documents' (count, topic) lists built from ``z``: (dptr, dlist, dlen)."""
@@ -140,4 +152,6 @@ class AutoSweep:
     def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
         use_fplus = fplus_is_cheaper(*self.mean_list_lengths(state, int(d_lo), int(d_hi)))
         self.choices.append("fplus" if use_fplus else "sparse")
+        if not use_fplus:
+            self.fplus.release()  # its O(N) arrays would otherwise be held to the end of the fit, whose peak they raise
         return (self.fplus if use_fplus else self.sparse)(rng, state, d_lo, d_hi)
