@@ -220,7 +220,7 @@ def test_burn_in_and_thin_count_the_retained_samples(synthetic):
     np.testing.assert_allclose(m.topic_word_.sum(axis=1), 1.0)
 
 
-@pytest.mark.parametrize("sampler", ["plain", "sparse"])
+@pytest.mark.parametrize("sampler", ["plain", "sparse", "fplus", "auto"])
 def test_every_sampler_fits(synthetic, sampler):
     corpus, _, _ = synthetic
     m = LDA(5, sampler=sampler, n_iter=30, random_state=0).fit(corpus)
