@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from harmonium._kernels.lda_sparse import prefetch, topic_bits, xoshiro_next, xoshiro_seed
+from harmonium._kernels.lda_sparse import packed_list_move, prefetch, topic_bits, xoshiro_next, xoshiro_seed
 
 
 @njit(cache=True, nogil=True)
@@ -191,23 +191,7 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
                 n_dk[d, new] += 1
             # the document's list: old one lower (out at zero, swapped with the last), new one higher
             dlist[base + at_old] -= one
-            if dlist[base + at_old] < one:
-                m -= 1
-                dlist[base + at_old] = dlist[base + m]
-                if at == m:
-                    at = at_old
-                dlen[d] = m
-            if at < 0:
-                at = m
-                for j in range(m):
-                    if (dlist[base + j] & mask) == new:
-                        at = j
-                        break
-            if at < m:
-                dlist[base + at] += one
-            else:
-                dlist[base + m] = one | new
-                dlen[d] = m + 1
+            dlen[d] = packed_list_move(dlist, base, m, at_old, at, new, one, mask)
             wrow[new] += 1
             n_k[new] += 1
             c[new] = 1.0 / (n_k[new] + vb)

@@ -182,6 +182,33 @@ def list_remove(lst, base, length, k):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def packed_list_move(lst, base, m, at_old, at, new, one, mask):
+    """Finish a token's move from topic old to ``new`` in the packed list ``lst[base : base + m]`` of
+    (count << bits | topic) entries (``one`` = 1 << bits, ``mask`` = one - 1), whose entry at ``at_old`` (old's)
+    has already been counted one lower: that entry leaves at count zero (swapped with the last), then new's
+    entry, at ``at`` (or -1: found by a walk), is counted one higher, or appended. Returns the new length.
+
+    The word lists of the SparseLDA sweep and the document lists of the F+LDA sweep (lda_fplus) both move so.
+    """
+    if lst[base + at_old] < one:
+        m -= 1
+        lst[base + at_old] = lst[base + m]
+        if at == m:
+            at = at_old
+    if at < 0:
+        at = m
+        for j in range(m):
+            if (lst[base + j] & mask) == new:
+                at = j
+                break
+    if at < m:
+        lst[base + at] += one
+        return m
+    lst[base + m] = one | new
+    return m + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
 def doc_topics(doc_ptr, z, d, in_doc, dtop):
     """List the distinct topics of document d's tokens in ``dtop``, marking them in ``in_doc``; returns how many."""
     dlen = 0
@@ -577,24 +604,9 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
                 row[new] += 1
                 r += row[new] * beta * c[new]
                 qcoef[new] = (alpha[new] + row[new]) * c[new]
-            if wlist[base + at_old] < one:  # old's entry leaves the list at count zero (swap with last)
+            if wlist[base + at_old] < one:  # old's entry leaves the list at count zero: its dense cell too
                 n_wk[w, old] = 0
-                m -= 1
-                wlist[base + at_old] = wlist[base + m]
-                wlen[w] = m
-                if at == m:
-                    at = at_old
-            if at < 0:
-                at = m
-                for j in range(m):
-                    if (wlist[base + j] & mask) == new:
-                        at = j
-                        break
-            if at < m:
-                wlist[base + at] += one
-            else:
-                wlist[base + m] = one | new
-                wlen[w] = m + 1
+            wlen[w] = packed_list_move(wlist, base, m, at_old, at, new, one, mask)
         # restore the document-free coefficients
         for j in range(dlen):
             k = dtop[j]

@@ -58,6 +58,7 @@ def test_kernel_visits_states_with_posterior_frequencies(pi, doc_counts):
     assert _pvalue(hist, pi) > ALPHA
 
 
+@pytest.mark.slow  # each sweep's exactness is tested in the default tier (here and test_lda_collapsed_exact.py)
 def test_auto_mixing_fplus_and_sparse_sweeps_visits_states_with_posterior_frequencies(pi, monkeypatch):
     sweep = cgs.SAMPLERS["auto"](MODEL, TOKENS)
     assert isinstance(sweep, fplus.AutoSweep)
