@@ -1,4 +1,5 @@
-"""sampler="warp" and sampler="auto" through the LDA estimator: fitting, determinism, resume, bad input."""
+"""sampler="warp" (and "fplus", the other word-major sampler) and sampler="auto" through the LDA estimator:
+fitting, determinism, resume, bad input."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from harmonium.inference.mcmc.lda import warp as lda_warp
 from harmonium.models.directed.lda import make_model
 
 
+@pytest.mark.parametrize("sampler", ["warp", "fplus"])  # the word-major samplers
 @pytest.mark.parametrize("inference", ["collapsed_gibbs", "parallel_gibbs"])
-def test_warp_fits_and_same_seed_gives_same_result(synthetic, inference):
+def test_warp_fits_and_same_seed_gives_same_result(synthetic, inference, sampler):
     corpus, _, _ = synthetic
-    kw = dict(sampler="warp", inference=inference, n_jobs=2, n_iter=30)
+    kw = dict(sampler=sampler, inference=inference, n_jobs=2, n_iter=30)
     a = LDA(5, random_state=3, **kw).fit(corpus)
     b = LDA(5, random_state=3, **kw).fit(corpus)
     c = LDA(5, random_state=4, **kw).fit(corpus)
@@ -24,10 +26,11 @@ def test_warp_fits_and_same_seed_gives_same_result(synthetic, inference):
     assert not np.array_equal(a.topic_word_, c.topic_word_)
 
 
+@pytest.mark.parametrize("sampler", ["warp", "fplus"])
 @pytest.mark.parametrize("inference", ["collapsed_gibbs", "parallel_gibbs"])
-def test_warp_checkpoint_resume_is_bit_identical(synthetic, tmp_path, inference):
+def test_warp_checkpoint_resume_is_bit_identical(synthetic, tmp_path, inference, sampler):
     corpus, _, _ = synthetic
-    kw = dict(sampler="warp", inference=inference, n_jobs=2, n_iter=12, burn_in=4, thin=2, random_state=5)
+    kw = dict(sampler=sampler, inference=inference, n_jobs=2, n_iter=12, burn_in=4, thin=2, random_state=5)
     straight = LDA(5, **kw).fit(corpus)
     ckpt = tmp_path / "warp.ckpt"
     LDA(5, checkpoint_path=ckpt, checkpoint_every=3, **kw).fit(corpus, callback=lambda it, n, info: it == 7)
