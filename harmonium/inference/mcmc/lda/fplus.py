@@ -7,8 +7,8 @@ visits the tokens word by word. It costs O(k_d + log K) a token where SparseLDA 
 
 :class:`AutoSweep` is what ``sampler="auto"`` runs when :func:`~harmonium.inference.mcmc.lda.
 collapsed_gibbs.choose_sampler` picks "sparse": each sweep is an F+LDA sweep while the state's word
-lists are long against its document lists (:func:`fplus_is_cheaper`), and a SparseLDA sweep from the
-sweeps where they are not. Both sweeps leave the collapsed posterior invariant, so any sequence of them
+lists are long against its document lists (:func:`fplus_is_cheaper`), and a SparseLDA sweep where they
+are not. Both sweeps leave the collapsed posterior invariant, so any sequence of them
 does. The choice is a function of the state at the start of the sweep, so the same seed gives the same
 chain, and a run resumed from a checkpoint makes the choices of the uninterrupted one.
 """
@@ -73,7 +73,8 @@ class FPlusSweep:
         self._index: dict = {}
 
     def index(self, d_lo: int, d_hi: int):
-        """(perm, wptr, wdoc, z_w, dptr, dlist, dlen) of documents d_lo..d_hi-1 (cached for the last range).
+        """(perm, wptr, wdoc, z_w, dptr, dlist, dlen, doc_ptr) of documents d_lo..d_hi-1 (cached for the last
+        range; ``doc_ptr`` is the range's document pointer, counted from its first token).
 
         O(N) memory: int32 positions, documents and topics; the packed document lists in int32 when every
         count fits beside the topic bits, else int64.
@@ -96,7 +97,8 @@ class FPlusSweep:
             longest = int(lens.max()) if lens.shape[0] else 0
             packed = np.int32 if (longest + 1) << int(kern.topic_bits(self.K)) < 2**31 else np.int64
             self._index = {key: (perm, wptr, np.ascontiguousarray(wdoc), np.empty(i1 - i0, dtype=np.int32), dptr,
-                                 np.empty(int(dptr[-1]), dtype=packed), np.zeros(d_hi - d_lo, dtype=np.int32))}
+                                 np.empty(int(dptr[-1]), dtype=packed), np.zeros(d_hi - d_lo, dtype=np.int32),
+                                 ptr[d_lo:d_hi + 1] - i0)}
         return self._index[key]
 
     def release(self) -> None:
@@ -105,15 +107,14 @@ class FPlusSweep:
 
     def doc_lists(self, z, d_lo: int, d_hi: int):
         """The range's documents' (count, topic) lists built from ``z``: (dptr, dlist, dlen)."""
-        _, _, _, _, dptr, dlist, dlen = self.index(d_lo, d_hi)
-        ptr = self.tokens.doc_ptr
-        kern.build_doc_lists(ptr[d_lo:d_hi + 1] - ptr[d_lo], z[ptr[d_lo]:ptr[d_hi]], self.K, dptr, dlist, dlen,
-                             self.row)
+        _, _, _, _, dptr, dlist, dlen, doc_ptr = self.index(d_lo, d_hi)
+        i0 = int(self.tokens.doc_ptr[d_lo])
+        kern.build_doc_lists(doc_ptr, z[i0:i0 + int(doc_ptr[-1])], self.K, dptr, dlist, dlen, self.row)
         return dptr, dlist, dlen
 
     def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
         d_lo, d_hi = int(d_lo), int(d_hi)
-        perm, wptr, wdoc, z_w, dptr, dlist, dlen = self.index(d_lo, d_hi)
+        perm, wptr, wdoc, z_w, dptr, dlist, dlen, _ = self.index(d_lo, d_hi)
         self.doc_lists(state.z, d_lo, d_hi)
         lda_warp.gather(perm, state.z, z_w)
         n_dk = None if state.n_dk is None else state.n_dk[d_lo:d_hi]
@@ -142,13 +143,16 @@ class AutoSweep:
         self.fplus = FPlusSweep(model, tokens) if fplus is None else fplus
         self.row = np.zeros(model.n_topics, dtype=np.int32)
         self.choices: list = []
+        self._doc_ptr: dict = {}
 
     def mean_list_lengths(self, state, d_lo: int, d_hi: int) -> tuple:
         """(mean k_w, mean k_d) over the tokens of the sampled documents of d_lo..d_hi-1 in ``state``."""
         ptr = self.tokens.doc_ptr
         i0, i1 = int(ptr[d_lo]), int(ptr[d_hi])
+        if (d_lo, d_hi) not in self._doc_ptr:  # the range's document pointer from its first token, made once
+            self._doc_ptr = {(d_lo, d_hi): ptr[d_lo:d_hi + 1] - i0}
         stride = max(1, (i1 - i0) // SAMPLE_TOKENS)
-        return kern.sampled_list_lengths(ptr[d_lo:d_hi + 1] - i0, self.tokens.words[i0:i1], state.z[i0:i1],
+        return kern.sampled_list_lengths(self._doc_ptr[(d_lo, d_hi)], self.tokens.words[i0:i1], state.z[i0:i1],
                                          state.n_wk, stride, self.row)
 
     def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
