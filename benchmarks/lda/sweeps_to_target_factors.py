@@ -16,6 +16,10 @@ from 50 fixed-topics sweeps), alpha = 0.1, beta = 0.01, seed 0:
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweeps_to_target_factors.py init debian 100 150 sequential
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweeps_to_target_factors.py estimate debian 100 200
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweeps_to_target_factors.py estimate pypi 1000 20 10,20
+
+``estimate``'s optional last argument lists the sweeps at which the conditional estimate is scored (default:
+every 50th).
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweeps_to_target_factors.py fit debian 100 100 150
 """
 from __future__ import annotations
@@ -128,6 +132,10 @@ def main(argv):
     cpu = time.process_time() - t0
     kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
     marks = {1, 2, 5, 10, 25} | set(range(50, n + 1, 50))
+    estimate_at = set(range(50, n + 1, 50))
+    if what == "estimate" and len(argv) > 4:
+        estimate_at = {int(x) for x in argv[4].split(",")}
+        marks |= estimate_at
     for it in range(1, n + 1):
         t = time.process_time()
         state, _ = kernel(rng, state, tokens, model)
@@ -138,7 +146,7 @@ def main(argv):
                "perplexity": score(topic_word_mean(state.n_wk, state.n_k, model.beta))}
         if what == "init":
             row["init"] = argv[4]
-        elif it >= 50:
+        elif it in estimate_at:
             S = np.zeros((model.n_words, K))
             t = time.process_time()
             conditional_counts(tokens.doc_ptr, tokens.words, state.z, state.n_wk, state.n_k, model.alpha,
