@@ -467,6 +467,7 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
     s = smoothing_blocks(alpha, beta, c, sblk, shift)
     n_changed = 0
     x0, x1, x2, x3 = xoshiro_seed(rng)  # the sweep's uniforms (xoshiro_next), one draw of rng
+    stream_end = doc_ptr[d_hi]  # the serial sweep's tokens are doc_ptr[d_lo] .. doc_ptr[d_hi], in stream order
     for d in range(d_lo, d_hi):
         if (d - d_lo) % 256 == 0:
             s = smoothing_blocks(alpha, beta, c, sblk, shift)
@@ -512,7 +513,7 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
         for j0 in range(lo, hi):
             if order is None:
                 i = j0
-                if j0 + PREFETCH_AHEAD < hi:
+                if j0 + PREFETCH_AHEAD < stream_end:  # on into the next document (short documents: issue 21)
                     prefetch(wlist, wptr[words[j0 + PREFETCH_AHEAD]])
             else:
                 i = order[j0]

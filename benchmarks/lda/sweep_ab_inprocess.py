@@ -1,0 +1,91 @@
+"""The serial SparseLDA sweep of two versions of ``harmonium/_kernels/lda_sparse.py`` in one process, alternating
+sweep by sweep (issue 21; for a kernel change smaller than this machine's swing between two processes' runs).
+
+BASE is a saved copy of lda_sparse.py (e.g. ``git show HEAD:harmonium/_kernels/lda_sparse.py > /tmp/base.py``); the
+other version is the working tree's. From one state (the time-to-quality benchmark's training split of CORPUS, K
+topics, seed 0, WARM sweeps of the tree's serial kernel, no n_dk table, as ``LDA`` runs it), each version sweeps
+its own copy of the state with its own word lists and the same Generator seed, ROUNDS rounds, the order of the
+two reversed every other round. Prints each version's median CPU seconds a sweep, the quartiles of the per-round
+ratio base / version (> 1: faster than the base) and a hash of z after the rounds (equal: the same chain).
+
+    git show HEAD:harmonium/_kernels/lda_sparse.py > /tmp/base.py
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweep_ab_inprocess.py /tmp/base.py 100 30 12 pypi
+
+2026-11-28 (the prefetch across document ends): results/sweep-ab-prefetch.txt.
+"""
+import hashlib
+import importlib
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
+
+import _common as C  # noqa: E402
+
+from harmonium._kernels import lda_sparse as tree  # noqa: E402
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
+from harmonium.models.directed.lda import doc_count_dtype, make_model  # noqa: E402
+
+
+def sweeper(mod, state, tokens, model):
+    """One serial sweep of ``mod``'s kernel on a private copy of ``state`` (its own word lists and scratch)."""
+    K, V = model.n_topics, model.n_words
+    z, n_wk, n_k = state.z.copy(), state.n_wk.copy(), state.n_k.copy()
+    freq = cgs.word_slots(model, tokens)
+    row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
+    wptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(np.minimum(freq, K), out=wptr[1:])
+    wtop, wlen = np.empty(int(wptr[-1]), dtype=np.int64), np.zeros(V, dtype=np.int32)
+    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32), np.zeros(K, dtype=np.uint8),
+               np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
+    rng = np.random.default_rng(7)
+
+    def sweep():
+        mod.refresh_word_lists(n_wk, row_sums, wptr, wtop, wlen)
+        mod.sparse_sweep(rng, tokens.doc_ptr, tokens.words, z, None, n_wk, n_k, model.alpha, model.beta, 0,
+                         tokens.doc_ptr.shape[0] - 1, wptr, wtop, wlen, *scratch)
+
+    sweep.z = z
+    return sweep
+
+
+def main(argv) -> None:
+    # the base as an importable module of a fresh folder: numba's cache of it is then its own and loadable
+    folder = tempfile.mkdtemp(prefix="sweep-ab-")
+    shutil.copy(argv[0], Path(folder) / "base_lda_sparse.py")
+    sys.path.insert(0, folder)
+    base = importlib.import_module("base_lda_sparse")
+    K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
+    corpus = argv[4] if len(argv) > 4 else "debian"
+    data = C.load_data(corpus, None)
+    tokens = data.train.tokens()
+    model = make_model(K, data.train.n_words, 0.1, 0.01)
+    rng = np.random.default_rng(0)
+    state = cgs.init(rng, tokens, model, doc_counts=False)
+    kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
+    for _ in range(warm):
+        state, _ = kernel(rng, state, tokens, model)
+    runs = {"base": sweeper(base, state, tokens, model), "tree": sweeper(tree, state, tokens, model)}
+    for sweep in runs.values():  # compile or load, off the clock
+        sweep()
+    cpu = {name: [] for name in runs}
+    for r in range(rounds):
+        for name in (("base", "tree") if r % 2 == 0 else ("tree", "base")):
+            c = time.process_time()
+            runs[name]()
+            cpu[name].append(time.process_time() - c)
+    print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds")
+    b = np.array(cpu["base"])
+    for name, sweep in runs.items():
+        a = np.array(cpu[name])
+        print(f"{name}: median CPU s a sweep {np.median(a):.4f}; base / {name} per round, quartiles "
+              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
