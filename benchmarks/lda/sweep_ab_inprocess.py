@@ -54,22 +54,34 @@ def sweeper(mod, state, tokens, model):
     return sweep
 
 
-def main(argv) -> None:
-    # the base as an importable module of a fresh folder: numba's cache of it is then its own and loadable
+def load_base(path):
+    """The saved kernel file ``path`` as the module ``base_lda_sparse``, imported from a fresh folder: numba's
+    cache of it is then its own, and loadable by the next process (a module built from a spec is not)."""
     folder = tempfile.mkdtemp(prefix="sweep-ab-")
-    shutil.copy(argv[0], Path(folder) / "base_lda_sparse.py")
+    shutil.copy(path, Path(folder) / "base_lda_sparse.py")
     sys.path.insert(0, folder)
-    base = importlib.import_module("base_lda_sparse")
-    K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
-    corpus = argv[4] if len(argv) > 4 else "debian"
+    return importlib.import_module("base_lda_sparse")
+
+
+def warm_state(corpus: str, K: int, warm: int, doc_counts: bool):
+    """(tokens, model, state): the benchmark's training split of ``corpus``, K topics (alpha 0.1, beta 0.01), the
+    initial state of seed 0 and ``warm`` serial sparse sweeps of the tree's kernel."""
     data = C.load_data(corpus, None)
     tokens = data.train.tokens()
     model = make_model(K, data.train.n_words, 0.1, 0.01)
     rng = np.random.default_rng(0)
-    state = cgs.init(rng, tokens, model, doc_counts=False)
+    state = cgs.init(rng, tokens, model, doc_counts=doc_counts)
     kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
     for _ in range(warm):
         state, _ = kernel(rng, state, tokens, model)
+    return tokens, model, state
+
+
+def main(argv) -> None:
+    base = load_base(argv[0])
+    K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
+    corpus = argv[4] if len(argv) > 4 else "debian"
+    tokens, model, state = warm_state(corpus, K, warm, doc_counts=False)
     runs = {"base": sweeper(base, state, tokens, model), "tree": sweeper(tree, state, tokens, model)}
     for sweep in runs.values():  # compile or load, off the clock
         sweep()
@@ -83,8 +95,9 @@ def main(argv) -> None:
     b = np.array(cpu["base"])
     for name, sweep in runs.items():
         a = np.array(cpu[name])
+        z = hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]
         print(f"{name}: median CPU s a sweep {np.median(a):.4f}; base / {name} per round, quartiles "
-              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]}")
+              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
 
 
 if __name__ == "__main__":

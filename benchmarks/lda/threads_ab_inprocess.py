@@ -14,7 +14,6 @@ run's median wall and CPU seconds a sweep, its z hash, and per-round ratios (qua
 2026-11-27 (the no-view variant, reverted): results/threads-ab-inprocess-intel.txt.
 """
 import hashlib
-import importlib.util
 import json
 import sys
 import time
@@ -22,29 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-import _common as C  # noqa: E402
+from sweep_ab_inprocess import load_base, warm_state  # noqa: E402
 
 from harmonium._kernels import lda_sparse as tree  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
 from harmonium.inference.mcmc.lda import parallel_gibbs as pg  # noqa: E402
-from harmonium.models.directed.lda import make_model  # noqa: E402
 
 
 def main(argv) -> None:
-    spec = importlib.util.spec_from_file_location("base_lda_sparse", argv[0])
-    base = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(base)
+    base = load_base(argv[0])
     K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
-    data = C.load_data("debian", None)
-    tokens = data.train.tokens()
-    model = make_model(K, data.train.n_words, 0.1, 0.01)
-    rng = np.random.default_rng(0)
-    state = cgs.init(rng, tokens, model, doc_counts=True)
-    serial = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
-    for _ in range(warm):
-        state, _ = serial(rng, state, tokens, model)
+    tokens, model, state = warm_state("debian", K, warm, doc_counts=True)
     runs = []
     for name, mod, nt in [("base2", base, 2), ("tree2", tree, 2), ("base1", base, 1), ("tree1", tree, 1)]:
         st = cgs.CollapsedGibbsState(state.z.copy(), state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy())
