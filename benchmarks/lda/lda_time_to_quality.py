@@ -231,15 +231,17 @@ def _label(r):
     return f"{r['system']} ({r['threads']}t)"
 
 
-def _stat(xs, fmt="{:.1f}"):
+def _stat(xs, fmt="{:.1f}", bound=""):
+    """Median [min–max] of xs (None dropped; inf counted as "not reached"), each figure after ``bound`` ("≤ ": an
+    upper bound)."""
     xs = [x for x in xs if x is not None]
     if not xs:
         return "n/a"
     if any(math.isinf(x) for x in xs):
         fin = [x for x in xs if not math.isinf(x)]
-        return f"not reached in {len(xs) - len(fin)}/{len(xs)}" + (f" (else {fmt.format(statistics.median(fin))})"
-                                                                   if fin else "")
-    s = fmt.format(statistics.median(xs))
+        return f"not reached in {len(xs) - len(fin)}/{len(xs)}" + (
+            f" (else {bound}{fmt.format(statistics.median(fin))})" if fin else "")
+    s = bound + fmt.format(statistics.median(xs))
     return s if len(xs) == 1 else f"{s} [{fmt.format(min(xs))}–{fmt.format(max(xs))}]"
 
 
@@ -288,8 +290,9 @@ def tables(records: list[dict]) -> str:
             lines.append(
                 f"| {lab} | {len(good)}/{len(v)} | {'/'.join(str(n) for n in sorted({r['iters'] for r in good}))} | "
                 f"{_stat([perplexity_at(r, n_peer) for r in good])} | {_stat([r['perplexity'] for r in good])} | "
-                f"{_stat([r.get('perplexity_final_state') for r in good])} | {bound}{_stat([t for t, _ in cpu_t])} | "
-                f"{bound}{_stat([t for t, _ in wall_t])} | "
+                f"{_stat([r.get('perplexity_final_state') for r in good])} | "
+                f"{_stat([t for t, _ in cpu_t], bound=bound)} | "
+                f"{_stat([t for t, _ in wall_t], bound=bound)} | "
                 f"{_stat([r.get('train_cpu_s', 0) + r.get('init_cpu_s', 0) for r in good])} | "
                 f"{_stat([r['tokens_per_s'] / 1e6 for r in good], '{:.2f}')} | "
                 f"{max(r['peak_mib'] for r in good):.0f} | {statistics.median(loads):.2f}, {max(loads):.2f} |")
