@@ -95,6 +95,22 @@ def load_data(name: str, max_docs: int | None = None, *, test_size: float = 0.1,
     return Data(name, corpus, train, test, observed, held, time.perf_counter() - t0)
 
 
+
+def lda_start(name: str, K: int, seed: int = 0, *, doc_counts: bool = False, alpha: float = 0.1,
+              beta: float = 0.01, max_docs: int | None = None):
+    """(data, tokens, model, rng, state): the training split of corpus ``name``, an LDA model of K topics, and the
+    collapsed Gibbs sampler's initial state drawn with ``rng = default_rng(seed)`` (returned for the sweeps that
+    follow, so that a script's chain is the one it drew before this helper existed)."""
+    from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+    from harmonium.models.directed.lda import make_model
+
+    data = load_data(name, max_docs)
+    tokens = data.train.tokens()
+    model = make_model(K, data.train.n_words, alpha, beta)
+    rng = np.random.default_rng(seed)
+    state = cgs.init(rng, tokens, model, doc_counts=doc_counts)
+    return data, tokens, model, rng, state
+
 # -- scoring --------------------------------------------------------------------------------
 def phi_from_counts(n_kw: np.ndarray, beta: float) -> np.ndarray:
     """(K, V) topic-word posterior mean (n_kw + beta) / (n_k + V beta) from (K, V) counts."""

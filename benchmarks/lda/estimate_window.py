@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _co
 import _common as C  # noqa: E402
 
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
-from harmonium.models.directed.lda import make_model, topic_word_mean  # noqa: E402
+from harmonium.models.directed.lda import topic_word_mean  # noqa: E402
 
 ALPHA, BETA = 0.1, 0.01
 
@@ -35,11 +35,7 @@ def main(argv):
     evals = [int(x) for x in argv[3].split(",")]
     fracs = [float(x) for x in argv[4].split(",")]
     thins = [int(x) for x in argv[5].split(",")]
-    data = C.load_data(corpus, None)
-    tokens = data.train.tokens()
-    model = make_model(K, data.train.n_words, ALPHA, BETA)
-    rng = np.random.default_rng(seed)
-    state = cgs.init(rng, tokens, model, doc_counts=False)
+    data, tokens, model, rng, state = C.lda_start(corpus, K, seed, alpha=ALPHA, beta=BETA)
     kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
     dt = np.float64 if K <= 100 else np.float32
     acc = {}

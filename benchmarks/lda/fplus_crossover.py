@@ -29,16 +29,11 @@ import _common as C  # noqa: E402
 from harmonium._kernels import lda_fplus  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
 from harmonium.inference.mcmc.lda import fplus  # noqa: E402
-from harmonium.models.directed.lda import make_model  # noqa: E402
 
 
 def main(argv) -> None:
     corpus, K, n_sweeps = argv[0], int(argv[1]), int(argv[2])
-    data = C.load_data(corpus, None)
-    tokens = data.train.tokens()
-    model = make_model(K, data.train.n_words, 0.1, 0.01)
-    rng = np.random.default_rng(0)
-    state = cgs.init(rng, tokens, model, doc_counts=False)
+    data, tokens, model, rng, state = C.lda_start(corpus, K, 0)
     sweeps = {"fplus": fplus.make_sweep(model, tokens), "sparse": cgs.sparse_sweep(model, tokens)}
     D = tokens.doc_ptr.shape[0] - 1
     N = tokens.words.shape[0]

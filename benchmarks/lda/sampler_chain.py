@@ -18,14 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: _common
 
 import _common as C  # noqa: E402
 
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
-from harmonium.models.directed.lda import make_model, topic_word_mean  # noqa: E402
+from harmonium.models.directed.lda import topic_word_mean  # noqa: E402
 
 ALPHA, BETA = 0.1, 0.01
 
@@ -33,11 +31,7 @@ ALPHA, BETA = 0.1, 0.01
 def main(argv) -> None:
     corpus, K, seed, sampler = argv[0], int(argv[1]), int(argv[2]), argv[3]
     evals = [int(x) for x in argv[4].split(",")]
-    data = C.load_data(corpus, None)
-    tokens = data.train.tokens()
-    model = make_model(K, data.train.n_words, ALPHA, BETA)
-    rng = np.random.default_rng(seed)
-    state = cgs.init(rng, tokens, model, doc_counts=False)
+    data, tokens, model, rng, state = C.lda_start(corpus, K, seed, alpha=ALPHA, beta=BETA)
     sweep = cgs.SAMPLERS[sampler](model, tokens)
     D = tokens.doc_ptr.shape[0] - 1
     cpu = 0.0

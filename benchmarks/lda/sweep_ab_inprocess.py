@@ -29,7 +29,7 @@ import _common as C  # noqa: E402
 
 from harmonium._kernels import lda_sparse as tree  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
-from harmonium.models.directed.lda import doc_count_dtype, make_model  # noqa: E402
+from harmonium.models.directed.lda import doc_count_dtype  # noqa: E402
 
 
 def sweeper(mod, state, tokens, model):
@@ -66,11 +66,7 @@ def load_base(path):
 def warm_state(corpus: str, K: int, warm: int, doc_counts: bool):
     """(tokens, model, state): the benchmark's training split of ``corpus``, K topics (alpha 0.1, beta 0.01), the
     initial state of seed 0 and ``warm`` serial sparse sweeps of the tree's kernel."""
-    data = C.load_data(corpus, None)
-    tokens = data.train.tokens()
-    model = make_model(K, data.train.n_words, 0.1, 0.01)
-    rng = np.random.default_rng(0)
-    state = cgs.init(rng, tokens, model, doc_counts=doc_counts)
+    _, tokens, model, rng, state = C.lda_start(corpus, K, 0, doc_counts=doc_counts)
     kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
     for _ in range(warm):
         state, _ = kernel(rng, state, tokens, model)
