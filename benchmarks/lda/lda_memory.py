@@ -12,6 +12,11 @@ Cases (``--cases``):
   (``ChainAverage.add``, after each of ``--sweeps`` sweeps) and of reading ``topic_word()``;
 * ``cvb0``: CVB0 on the PyPI summaries (``--pypi-docs`` rows, all by default), K = 100, ``--cvb0-iters``,
   once for each ``--cvb0-dtype`` (the storage of gamma);
+* ``transform``: ``LDA.transform`` of a model fitted by ``--sweeps`` sweeps on the 90% training split
+  (``_common.load_data``, seed 0): the peak over the RSS the call starts from, for one test document and
+  for the observed halves of all test documents (``transform_one_mib``, ``transform_all_mib``), and the peak
+  of the bytes numpy allocates in a second call (tracemalloc: ``transform_*_traced_mib``, which reuse of
+  freed heap cannot hide as it can an RSS step);
 * ``tomotopy``: tomotopy's LDAModel on the same Debian token stream, run by ``--tomotopy-python`` (a
   separate virtual environment; the stream is written to a text file that it reads).
 
@@ -135,6 +140,27 @@ def worker(cfg: dict) -> dict:
         res["peak_mib"] = maxrss()
         res["trace_ll"] = lda.trace_["log_likelihood_per_token"][-1]
         return res
+    if case == "transform":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import _common as C
+
+        data = C.load_data(cfg.get("corpus", "debian"))
+        lda = harmonium.LDA(cfg["K"], n_iter=cfg["sweeps"], evaluate_every=10**6, random_state=0).fit(data.train)
+        lda.transform(data.observed[:1])  # the kernels loaded before the peaks are read
+        import tracemalloc
+
+        for name, docs in (("one", data.observed[:1]), ("all", data.observed)):
+            start = rss()
+            reset_peak()
+            lda.transform(docs)
+            res[f"transform_{name}_mib"] = maxrss() - start
+            tracemalloc.start()  # numpy's buffers: not hidden by reuse of freed heap, as RSS can be
+            lda.transform(docs)
+            res[f"transform_{name}_traced_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+        res["topic_word_mib"] = lda.topic_word_.nbytes / 2**20
+        res["n_test_docs"] = int(data.observed.n_docs)
+        return res
     corpus = load(cfg.get("corpus", "debian"))
     if case == "accumulate":  # CPU seconds to add one retained sample to the Rao-Blackwellised sums
         import numpy as np
@@ -214,8 +240,8 @@ def main() -> None:
     ap.add_argument("--sweeps", type=int, default=4)
     ap.add_argument("--cvb0-iters", type=int, default=2)
     ap.add_argument("--pypi-docs", type=int, default=None)
-    ap.add_argument("--corpus", choices=("debian", "pypi"), default="debian",
-                    help="corpus of the gibbs, parallel and tomotopy cases")
+    ap.add_argument("--corpus", choices=("debian", "pypi", "debian-long"), default="debian",
+                    help="corpus of the gibbs, parallel, transform and tomotopy cases")
     ap.add_argument("--cvb0-dtype", nargs="+", default=["float32"], choices=["float32", "uint16", "uint8"],
                     help="cvb0: LDA(cvb0_dtype=...), one fresh process each")
     ap.add_argument("--tomotopy-python", default="/tmp/tt/bin/python")
@@ -228,6 +254,8 @@ def main() -> None:
             cfgs.append({"case": case})
         elif case == "accumulate":
             cfgs += [{"case": case, "K": K, "sweeps": a.sweeps} for K in a.topics]
+        elif case == "transform":
+            cfgs += [{"case": case, "K": K, "sweeps": a.sweeps, "corpus": a.corpus} for K in a.topics]
         elif case in ("gibbs", "parallel"):
             for K in a.topics:
                 for burn_in in (None, a.sweeps):

@@ -349,7 +349,7 @@ class HDP(WholeDocumentPerplexity, BaseEstimator):
     def _infer(self, corpus: Corpus, n_iter, random_state) -> np.ndarray:
         n_iter, rng = self._transform_settings(n_iter, random_state)
         phi, alpha = self.predictive_topics()
-        return infer_fixed_topics(rng, corpus.tokens(), np.ascontiguousarray(phi.T), alpha, n_iter)
+        return infer_fixed_topics(rng, corpus.tokens(), phi.T, alpha, n_iter)
 
     def transform(self, X, *, n_iter: int | None = None, random_state=None) -> np.ndarray:
         """Topic proportions (D, K) of new documents over the used topics, topics held fixed.

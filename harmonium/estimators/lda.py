@@ -513,8 +513,9 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         if getattr(self, "topic_word_posterior_", None) is not None:
             return _lda_vi.transform(self, corpus)
         n_iter, rng = self._transform_settings(n_iter, random_state)
-        phi_wk = np.ascontiguousarray(self.topic_word_.T)
-        return infer_fixed_topics(rng, corpus.tokens(), phi_wk, self.alpha_, n_iter, n_threads=self.n_jobs)
+        # topic_word_.T is a view: infer_fixed_topics copies only the rows of the documents' words
+        return infer_fixed_topics(rng, corpus.tokens(), self.topic_word_.T, self.alpha_, n_iter,
+                                  n_threads=self.n_jobs)
 
     def top_words(self, n: int = 10) -> list[list[tuple[str, float]]]:
         """The ``n`` most probable words of each topic, as (term, phi_kw) pairs."""

@@ -201,6 +201,48 @@ def test_transform_word_id_beyond_vocabulary(synthetic):
         m.transform(X)
 
 
+def test_transform_of_a_few_words_copies_only_their_rows_of_phi():
+    """transform reads topic_word_ through a view and copies only the documents' words' rows: a 3-word
+    document costs kilobytes, not a (V, K) copy of the model (8 MB here; issue 21), with the same theta as
+    the kernels given the whole word-major table."""
+    import tracemalloc
+
+    from harmonium._kernels import lda_infer
+
+    rng = np.random.default_rng(0)
+    V, K = 20_000, 50
+    counts = sp.csr_matrix(rng.multinomial(30, np.full(V, 1 / V), size=100))
+    m = LDA(K, n_iter=2, random_state=0).fit(counts)
+    doc = sp.csr_matrix(([2, 1, 3], ([0, 0, 0], [7, 19_000, 123])), shape=(1, V))
+    m.transform(doc)  # kernels loaded
+    tracemalloc.start()
+    theta = m.transform(doc, random_state=4)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert m.topic_word_.nbytes == V * K * 8
+    assert peak < m.topic_word_.nbytes / 20, peak
+    # the same draws as the kernels reading the whole (V, K) table by word id
+    tokens = Corpus(doc).tokens()
+    phi_wk = np.ascontiguousarray(m.topic_word_.T)
+    rows = np.unique(tokens.words).astype(np.int32)
+    word_row = np.full(V, -1, dtype=np.int32)
+    word_row[rows] = np.arange(rows.shape[0], dtype=np.int32)
+    a_cum = np.empty((rows.shape[0], K))
+    lda_infer.word_prior_tables(phi_wk, m.alpha_, rows, a_cum)
+    z, total = np.zeros(tokens.words.shape[0], dtype=np.int32), np.zeros((1, K))
+    scratch = (np.empty(K, dtype=np.int32), np.empty(K), np.zeros(K, dtype=np.uint8), np.zeros(K, dtype=np.int32))
+    r = np.random.default_rng(4)
+    n_iter = m.n_transform_iter
+    args = (tokens.doc_ptr, tokens.words, z, phi_wk, word_row, a_cum, 0, 1)
+    lda_infer.fixed_topics_sweep_rows(r, *args, True, *scratch, total, False)
+    for it in range(n_iter):
+        lda_infer.fixed_topics_sweep_rows(r, *args, False, *scratch, total, it >= n_iter // 2)
+    total /= n_iter - n_iter // 2
+    total += m.alpha_[None, :]
+    total /= total.sum(axis=1, keepdims=True)
+    np.testing.assert_array_equal(theta, total)
+
+
 def test_not_fitted():
     with pytest.raises(NotFittedError, match="not fitted"):
         LDA().transform(np.ones((1, 3), dtype=int))

@@ -42,7 +42,10 @@ def infer_fixed_topics(
     rng : Generator
     tokens : TokenStream
     phi_wk : (V, K) float64 array
-        Word-major topic-word probabilities (phi_kw at [w, k]).
+        Word-major topic-word probabilities (phi_kw at [w, k]); any layout: a fitted model's
+        ``topic_word_.T`` (a view) is read without a copy. Only the rows of the words in ``tokens`` are
+        copied, into the (rows, K) tables the sweeps read, so that transforming a few documents does not
+        cost a (V, K) copy of the model.
     alpha : (K,) float64 array
     n_iter : int
         Sweeps after the sequential initialisation; the second half is averaged.
@@ -54,15 +57,20 @@ def infer_fixed_topics(
         :func:`~harmonium._kernels.lda_infer.fixed_topics_sweep_rows`, which rebuilds each document's
         counts from z (same draws, no D x K table); tests pass deliberately broken sweeps here.
     """
-    phi_wk = np.ascontiguousarray(phi_wk, dtype=np.float64)
+    phi_wk = np.asarray(phi_wk, dtype=np.float64)
     alpha = np.ascontiguousarray(alpha, dtype=np.float64)
     n_docs = tokens.doc_ptr.shape[0] - 1
     K = alpha.shape[0]
-    rows = np.unique(tokens.words).astype(np.int32)
-    word_row = np.full(phi_wk.shape[0], -1, dtype=np.int32)
-    word_row[rows] = np.arange(rows.shape[0], dtype=np.int32)
+    # the documents' distinct words, renumbered 0..n_rows-1: the kernels read phi and the prior tables by
+    # that number (the same values as phi_wk[w], so the same draws as with the whole table)
+    rows, local = np.unique(tokens.words, return_inverse=True)
+    words = local.astype(np.int32).reshape(-1)
+    if rows.shape[0] and int(rows[-1]) >= phi_wk.shape[0]:
+        raise IndexError(f"word id {int(rows[-1])} is outside phi_wk's {phi_wk.shape[0]} rows")
+    phi_rows = np.ascontiguousarray(phi_wk[rows])  # a gather from any layout (np.take would copy phi_wk whole)
+    word_row = np.arange(rows.shape[0], dtype=np.int32)
     a_cum = np.empty((rows.shape[0], K), dtype=np.float64)
-    lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
+    lda_infer.word_prior_tables(phi_rows, alpha, word_row, a_cum)
     z = np.zeros(tokens.words.shape[0], dtype=np.int32)
     # the sums of n_dk over the kept sweeps, then theta in place: the only D x K array (no count table)
     total = np.zeros((n_docs, K), dtype=np.float64)
@@ -76,13 +84,13 @@ def infer_fixed_topics(
         in_doc = np.zeros(K, dtype=np.uint8)
         if sweep is None:
             drow = np.zeros(K, dtype=np.int32)
-            args = (tokens.doc_ptr, tokens.words, z, phi_wk, word_row, a_cum, lo, hi)
+            args = (tokens.doc_ptr, words, z, phi_rows, word_row, a_cum, lo, hi)
             lda_infer.fixed_topics_sweep_rows(block_rng, *args, True, dtop, rbuf, in_doc, drow, total, False)
             for it in range(n_iter):
                 lda_infer.fixed_topics_sweep_rows(block_rng, *args, False, dtop, rbuf, in_doc, drow, total,
                                                   it >= keep_from)
             return
-        args = (tokens.doc_ptr, tokens.words, z, n_dk, phi_wk, word_row, a_cum, lo, hi)
+        args = (tokens.doc_ptr, words, z, n_dk, phi_rows, word_row, a_cum, lo, hi)
         sweep(block_rng, *args, True, dtop, rbuf, in_doc)
         for it in range(n_iter):
             sweep(block_rng, *args, False, dtop, rbuf, in_doc)
