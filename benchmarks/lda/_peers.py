@@ -112,7 +112,9 @@ class HarmoniumRunner(Runner):
     the kernel calls alone. ``prepare`` runs a 2-sweep fit on 200 training
     documents first, off the clock, so that numba's compilation (or cache
     load) is not timed. ``final_state_phi`` is phi of the last state (not
-    averaged), comparable with the peers' final-state phi. If a
+    averaged), comparable with the peers' final-state phi; the fit keeps only that state's non-zero counts
+    (``WordCounts``) and the (K, V) array is made when it is read, which the worker does after it has read
+    the peak RSS: the peers hold no such extra array, so it must not count in ours. If a
     future ``fit`` no longer goes through that loop, the intervals between
     calls of the public ``callback`` are used instead (``timing`` says which).
     """
@@ -166,7 +168,7 @@ class HarmoniumRunner(Runner):
         whose ``topic_word_`` (what ``LDA(n_iter=L)`` returns) is scored: trace points marked
         ``"estimate": True``. The worker calls this after it has read the process's peak RSS, so that the
         extra fits do not count in it; the main fit's model is kept for :meth:`phi` and :meth:`transform`."""
-        main_model, main_phi = self.model, self.final_state_phi
+        main_model, main_counts = self.model, self._final_counts
         points = []
         for n in sorted({int(c) for c in self.options.get("estimate_fits", []) if 0 < int(c) < self.iters}):
             sub = self._timed_fit(n, 0, evaluate)
@@ -174,11 +176,12 @@ class HarmoniumRunner(Runner):
                            "perplexity": evaluate(self.model.topic_word_), "estimate": True,
                            "n_samples": int(self.model.n_samples_)})
             self.model = None
-        self.model, self.final_state_phi = main_model, main_phi
+        self.model, self._final_counts = main_model, main_counts
         return points
 
     def _timed_fit(self, iters, eval_every, evaluate):
         import harmonium.estimators.lda as est
+        from harmonium.inference.mcmc.lda.estimates import WordCounts
         from harmonium.models.directed.lda import topic_word_mean
 
         if not hasattr(est, "run"):  # since issue 19 the fit loop is the Recorder's, which calls run
@@ -190,7 +193,7 @@ class HarmoniumRunner(Runner):
         kernels: list[float] = []
         stamps: list[float] = []
         entered: list[tuple[float, float]] = []
-        self.final_state_phi = None
+        self._final_counts = None
         trace: list[dict] = []
         real_run = est.run
 
@@ -204,13 +207,13 @@ class HarmoniumRunner(Runner):
                 now = _clocks()
                 sweeps.append(now[0] - mark[0][0])
                 cpus.append(now[1] - mark[0][1])
-                if hasattr(st, "n_wk") and (it == n_iter or (eval_every and it % eval_every == 0)):
+                if hasattr(st, "n_wk") and it == n_iter:
+                    self._final_counts = (WordCounts(st.n_wk), st.n_k.copy(), float(model.beta), model.seeds)
+                elif hasattr(st, "n_wk") and eval_every and it % eval_every == 0:
                     phi = topic_word_mean(st.n_wk, st.n_k, model.beta)
-                    if it == n_iter:
-                        self.final_state_phi = phi
-                    else:
-                        trace.append({"iteration": it, "train_s": float(sum(sweeps)), "cpu_s": float(sum(cpus)),
-                                      "perplexity": evaluate(phi)})
+                    trace.append({"iteration": it, "train_s": float(sum(sweeps)), "cpu_s": float(sum(cpus)),
+                                  "perplexity": evaluate(phi)})
+                    del phi
                 mark[0] = _clocks()
                 return stop
 
@@ -238,6 +241,14 @@ class HarmoniumRunner(Runner):
         lo = max(lo, 1)
         return {"train_s": wall, "measured_iters": hi - lo, "measured_s": stamps[hi - 1] - stamps[lo - 1],
                 "fit_wall_s": wall, "trace": [], "timing": "intervals between LDA.fit callback calls"}
+
+    @property
+    def final_state_phi(self):
+        """phi of the main fit's last state, made now from its kept counts (None if the fit kept none)."""
+        from harmonium.inference.mcmc.lda.estimates import final_state_topic_word
+
+        counts = getattr(self, "_final_counts", None)
+        return None if counts is None else final_state_topic_word(*counts)
 
     def phi(self):
         return self.model.topic_word_

@@ -91,7 +91,7 @@ def main() -> None:
     ap.add_argument("--topics", type=int, default=100)
     ap.add_argument("--sweeps", type=int, default=6)
     ap.add_argument("--burn-in", type=int, default=None)
-    ap.add_argument("--corpus", choices=("debian", "pypi"), default="debian")
+    ap.add_argument("--corpus", choices=("debian", "pypi", "debian-long"), default="debian")
     ap.add_argument("--tracemalloc", action="store_true")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
@@ -107,7 +107,7 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         import _common as C
 
-        corpus = C.load_corpus("pypi", None)
+        corpus = C.load_corpus(a.corpus, None)
     mark("corpus loaded")
     if a.tracemalloc:
         tracemalloc.start()

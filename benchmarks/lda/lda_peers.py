@@ -99,9 +99,6 @@ def worker(cfg: dict) -> dict:
             trace.append({"iteration": cfg["iters"], "train_s": fit["train_s"], "cpu_s": fit.get("train_cpu_s"),
                           "perplexity": perp})
             res["perplexity"] = perp
-            fs = getattr(runner, "final_state_phi", None)
-            if fs is not None:
-                res["perplexity_final_state"] = evaluate(C.check_phi(fs, cfg["K"], data.corpus.n_words))
             if cfg.get("transform", True):
                 t = time.perf_counter()
                 theta, tinfo = runner.transform(data, cfg.get("transform_iters"))
@@ -114,6 +111,11 @@ def worker(cfg: dict) -> dict:
         res["eval_s"] = eval_s[0]
         res["peak_mib"] = C.hwm_mib()
         res["maxrss_mib"] = C.maxrss_mib()
+        # harmonium's final-state phi, an array the peers do not hold: made and scored after the peak is read
+        fs = getattr(runner, "final_state_phi", None) if do_quality else None
+        if fs is not None:
+            res["perplexity_final_state"] = evaluate(C.check_phi(fs, cfg["K"], data.corpus.n_words))
+            del fs
         if do_quality and hasattr(runner, "extra_trace"):  # after the peak is read: extra fits do not count
             res["trace"] = sorted(res["trace"] + runner.extra_trace(evaluate),
                                   key=lambda p: (p["iteration"], bool(p.get("estimate"))))

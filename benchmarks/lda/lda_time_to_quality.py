@@ -5,7 +5,7 @@ same token stream, same held-out scoring by harmonium's document completion;
 see that file and ``_peers.py`` for how each system is clocked). What it adds:
 
 * the harmonium samplers come from
-  ``harmonium.inference.mcmc.lda_collapsed_gibbs.SAMPLERS`` at run time (read
+  ``harmonium.inference.mcmc.lda.collapsed_gibbs.SAMPLERS`` at run time (read
   in a subprocess, so it sees the harmonium under test), each a system
   ``harmonium:<sampler>`` at 1 thread ("plain" only at K <= 100, "auto" left
   out: it only dispatches to the others), plus ``harmonium:parallel``
@@ -74,7 +74,7 @@ def harmonium_samplers(src: str | None = None) -> list[str]:
     env = dict(os.environ)
     if src:
         env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
-    code = ("import json; from harmonium.inference.mcmc.lda_collapsed_gibbs import SAMPLERS; "
+    code = ("import json; from harmonium.inference.mcmc.lda.collapsed_gibbs import SAMPLERS; "
             "print(json.dumps(list(SAMPLERS)))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                          cwd=src or None)  # "-c" puts the working directory first on sys.path
