@@ -55,8 +55,8 @@ def long_documents(corpus, group: int):
     """A corpus of long documents from a corpus of short labelled ones: each section's documents in their
     order (Debian: package names, so a library and its -dev and -doc packages sit together), joined
     ``group`` at a time (a section's last document may be shorter). Debian descriptions average about 36
-    tokens after tokenizing; joined by 10 they average about 360, the length of the UCI NYTimes and Enron
-    bag-of-words collections, where a document holds many topics (k_d near K at K = 100)."""
+    tokens after tokenizing; joined by 10 they average about 360, near the UCI NYTimes bag-of-words set's
+    330, where a document holds many topics (k_d near K at K = 100)."""
     import scipy.sparse as sp
 
     from harmonium.corpus import Corpus
