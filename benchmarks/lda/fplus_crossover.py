@@ -12,6 +12,12 @@ on the copies (CPU seconds, order alternating), with the state's exact k_w and k
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py debian 1000 30 >> $OUT
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 1000 8 >> $OUT
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 100 30 >> $OUT
+
+``fit FILE``: how much of the records' summed CPU the present rule spends over the cheaper sweep of each
+state, and the rule (SPARSE_NS fixed, the other three constants on a grid) that would spend least on them,
+with the picks it changes per corpus and K (in-sample, on single timings: an optimistic bound).
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py fit $OUT
 """
 from __future__ import annotations
 
@@ -60,5 +66,37 @@ def main(argv) -> None:
         state = copies["sparse"]  # the chain goes on with the SparseLDA sweep
 
 
+def fit_rule(path) -> None:
+    records = [r for r in map(json.loads, Path(path).read_text().splitlines()) if "k_w" in r]
+    cells = sorted({(r["corpus"], r["K"]) for r in records})
+
+    def spend(rule, rs):
+        a, b, c, d = rule
+        return sum(r["fplus_s"] if c + d * r["k_d"] < a + b * r["k_w"] else r["sparse_s"] for r in rs)
+
+    def picks(rule, r):
+        a, b, c, d = rule
+        return c + d * r["k_d"] < a + b * r["k_w"]
+
+    now = (fplus.SPARSE_NS, fplus.SPARSE_NS_PER_WORD_TOPIC, fplus.FPLUS_NS, fplus.FPLUS_NS_PER_DOC_TOPIC)
+    grid = [(now[0], b, c, d) for b in np.arange(0.8, 2.41, 0.1) for c in np.arange(50, 451, 25)
+            for d in np.arange(0.0, 3.01, 0.25)]
+    best = min(grid, key=lambda g: spend(g, records))
+    oracle = sum(min(r["fplus_s"], r["sparse_s"]) for r in records)
+    print(f"{len(records)} sweeps; present rule {now}: {spend(now, records):.2f} CPU s; best on the grid "
+          f"{tuple(round(float(x), 2) for x in best)}: {spend(best, records):.2f}; "
+          f"the cheaper sweep each time {oracle:.2f}")
+    print("| corpus, K | sweeps | present rule | best rule | cheaper each time | picks changed |")
+    print("|---|---|---|---|---|---|")
+    for cell in cells:
+        rs = [r for r in records if (r["corpus"], r["K"]) == cell]
+        changed = sum(picks(now, r) != picks(best, r) for r in rs)
+        print(f"| {cell[0]}, {cell[1]} | {len(rs)} | {spend(now, rs):.2f} | {spend(best, rs):.2f} | "
+              f"{sum(min(r['fplus_s'], r['sparse_s']) for r in rs):.2f} | {changed} |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["fit"]:
+        fit_rule(sys.argv[2])
+    else:
+        main(sys.argv[1:])
