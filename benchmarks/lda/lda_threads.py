@@ -49,14 +49,14 @@ def _commit(src: str) -> str:
         return "unknown"
 
 
-def _problem(K: int):
+def _problem(K: int, corpus: str = "debian"):
     sys.path.append(str(ROOT))  # benchmarks._common; harmonium itself comes from PYTHONPATH (the source measured)
     import harmonium
     from benchmarks._common import load_data
     from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
     from harmonium.models.directed.lda import make_model
 
-    train = load_data("debian").train
+    train = load_data(corpus).train
     tokens = train.tokens()
     model = make_model(K, train.n_words, 0.1, 0.01)
     state = cgs.init(np.random.default_rng(0), tokens, model)
@@ -120,7 +120,7 @@ class CriticalPath:
 
 
 def worker(args) -> None:
-    harmonium, tokens, model, base = _problem(args.topics)
+    harmonium, tokens, model, base = _problem(args.topics, args.corpus)
     from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 
     path = CriticalPath(pg)
@@ -129,6 +129,7 @@ def worker(args) -> None:
     for kern in kernels.values():  # compile / load the cache and build the layout, off the clock
         kern(np.random.default_rng(1), _copy(base), tokens, model)
     meta = {"src": args.label, "commit": _commit(args.path), "harmonium": harmonium.__file__, "K": args.topics,
+            "corpus": args.corpus,
             "n_tokens": int(tokens.words.shape[0]), "sweeps": args.sweeps,
             "balance_2": _balance(pg, tokens, model, 2)}
     for rep in range(args.repeats):
@@ -148,7 +149,7 @@ def worker(args) -> None:
 
 
 def memory_worker(args) -> None:
-    harmonium, tokens, model, state = _problem(args.topics)
+    harmonium, tokens, model, state = _problem(args.topics, args.corpus)
     from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -228,6 +229,7 @@ def main(argv=None) -> None:
         p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
         p.add_argument("--src", action="append", help="label=PATH of a harmonium checkout (default new=.)")
         p.add_argument("--out", required=True)
+        p.add_argument("--corpus", default="debian", help="a corpus of benchmarks/_common.py (its training split)")
     t = sub.add_parser("table")
     t.add_argument("paths", nargs="+")
     for name in ("_worker", "_memory"):
@@ -238,6 +240,7 @@ def main(argv=None) -> None:
         w.add_argument("--threads", type=int, default=1)
         w.add_argument("--label", required=True)
         w.add_argument("--path", required=True)
+        w.add_argument("--corpus", default="debian")
     args = ap.parse_args(argv)
     if args.cmd == "_worker":
         return worker(args)
@@ -253,12 +256,12 @@ def main(argv=None) -> None:
             if args.cmd == "run":
                 for src in srcs:
                     _spawn(src, ["_worker", "--topics", str(K), "--sweeps", str(args.sweeps),
-                                 "--repeats", str(args.repeats)], out)
+                                 "--repeats", str(args.repeats), "--corpus", args.corpus], out)
             else:
                 for th in args.threads:
                     for src in srcs:
                         _spawn(src, ["_memory", "--topics", str(K), "--sweeps", str(args.sweeps),
-                                     "--threads", str(th)], out)
+                                     "--threads", str(th), "--corpus", args.corpus], out)
     return None
 
 
