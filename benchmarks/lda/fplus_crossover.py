@@ -70,13 +70,13 @@ def fit_rule(path) -> None:
     records = [r for r in map(json.loads, Path(path).read_text().splitlines()) if "k_w" in r]
     cells = sorted({(r["corpus"], r["K"]) for r in records})
 
-    def spend(rule, rs):
-        a, b, c, d = rule
-        return sum(r["fplus_s"] if c + d * r["k_d"] < a + b * r["k_w"] else r["sparse_s"] for r in rs)
-
     def picks(rule, r):
+        """Whether ``rule`` (SPARSE_NS, SPARSE_NS_PER_WORD_TOPIC, FPLUS_NS, FPLUS_NS_PER_DOC_TOPIC) picks F+LDA."""
         a, b, c, d = rule
         return c + d * r["k_d"] < a + b * r["k_w"]
+
+    def spend(rule, rs):
+        return sum(r["fplus_s"] if picks(rule, r) else r["sparse_s"] for r in rs)
 
     now = (fplus.SPARSE_NS, fplus.SPARSE_NS_PER_WORD_TOPIC, fplus.FPLUS_NS, fplus.FPLUS_NS_PER_DOC_TOPIC)
     grid = [(now[0], b, c, d) for b in np.arange(0.8, 2.41, 0.1) for c in np.arange(50, 451, 25)
