@@ -11,6 +11,10 @@ from 50 fixed-topics sweeps), alpha = 0.1, beta = 0.01, seed 0:
 * ``estimate``: at a few sweep counts, phi of the current state (hard counts, what the benchmark's trace
   uses) against phi from the per-token conditional probabilities p(z_i = k | z_-i, w) summed in place of
   the counts (the estimator of Papanikolaou, Foulds, Rubin & Tsoumakas 2017, JMLR 18), same state.
+* ``average``: for each length L listed, the default estimate of ``LDA(n_iter=L)`` (the counts' phi averaged
+  over the last tenth of the chain, every 5th sweep, ``estimates.default_burn_in``) against the same average
+  of the conditional-probability phi above (Papanikolaou et al. 2017, eq. for CGS_p, averaged over the same
+  samples), and each of the two on the last state alone; one chain, seed as given.
 * ``fit``: ``harmonium.LDA(n_iter=n)`` as a user calls it, whose ``topic_word_`` averages the second half
   of the chain (every 5th sweep); one fit per n.
 
@@ -21,6 +25,7 @@ from 50 fixed-topics sweeps), alpha = 0.1, beta = 0.01, seed 0:
 ``estimate``'s optional last argument lists the sweeps at which the conditional estimate is scored (default:
 every 50th).
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweeps_to_target_factors.py fit debian 100 100 150
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/sweeps_to_target_factors.py average debian 100 150,175,200 SEED
 """
 from __future__ import annotations
 
@@ -116,6 +121,9 @@ def main(argv):
                               "cpu_s": round(time.process_time() - t, 2), "perplexity": score(m.topic_word_)}),
                   flush=True)
         return
+    if what == "average":
+        average(data, K, [int(x) for x in argv[3].split(",")], int(argv[4]), score)
+        return
     n = int(argv[3])
     tokens = data.train.tokens()
     model = make_model(K, data.train.n_words, ALPHA, BETA)
@@ -156,6 +164,49 @@ def main(argv):
         elif what == "estimate":
             continue
         print(json.dumps(row), flush=True)
+
+
+def conditional_phi(tokens, state, model):
+    """CGS_p's phi of one state: (S + beta) / (sum_w S + V beta), S[w, k] the summed conditionals."""
+    S = np.zeros((model.n_words, model.n_topics))
+    conditional_counts(tokens.doc_ptr, tokens.words, state.z, state.n_wk, state.n_k, model.alpha, model.beta, S)
+    return ((S + model.beta) / (S.sum(0) + model.n_words * model.beta)).T
+
+
+def average(data, K, lengths, seed, score):
+    """``average``: the window means of both estimates at each length in ``lengths`` (one chain)."""
+    from harmonium.inference.mcmc.lda.estimates import default_burn_in, keep_sample
+
+    thin = 5
+    tokens = data.train.tokens()
+    model = make_model(K, data.train.n_words, ALPHA, BETA)
+    rng = np.random.default_rng(seed)
+    state = cgs.init(rng, tokens, model, doc_counts=False)
+    kernel = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
+    sums = {L: [0.0, 0.0, 0] for L in lengths}
+    cpu = {"sweeps": 0.0, "conditional": 0.0}
+    for it in range(1, max(lengths) + 1):
+        t = time.process_time()
+        state, _ = kernel(rng, state, tokens, model)
+        cpu["sweeps"] += time.process_time() - t
+        wanted = [L for L in lengths if it <= L and keep_sample(it, default_burn_in(L, thin), thin)]
+        if not wanted:
+            continue
+        phi = topic_word_mean(state.n_wk, state.n_k, model.beta)
+        t = time.process_time()
+        phi_p = conditional_phi(tokens, state, model)
+        cpu["conditional"] += time.process_time() - t
+        for L in wanted:
+            sums[L][0] = sums[L][0] + phi
+            sums[L][1] = sums[L][1] + phi_p
+            sums[L][2] += 1
+            if it == L:
+                n = sums[L][2]
+                print(json.dumps({"what": "average", "corpus": data.name, "K": K, "seed": seed, "n_iter": L,
+                                  "samples": n, "state": score(phi), "state_conditional": score(phi_p),
+                                  "average": score(sums[L][0] / n), "average_conditional": score(sums[L][1] / n),
+                                  "cpu_s_sweeps": round(cpu["sweeps"], 2),
+                                  "cpu_s_conditional_so_far": round(cpu["conditional"], 2)}), flush=True)
 
 
 if __name__ == "__main__":
