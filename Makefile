@@ -24,10 +24,12 @@ demo: $(STAMP)
 	$(VENV)/bin/harmonium topics demo-out/lda-debian.hmn --n-words 8
 
 ## Unit, kernel, statistical and integration tests (slow tier excluded), then the
-## kernel tests again with numba's JIT disabled (the plain-Python path).
+## kernel tests again with numba's JIT disabled (the plain-Python path). One worker a core
+## (pytest-xdist), each test file on one worker, so a file's module fixtures are built once.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q tests/kernels
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests/kernels
 
 ## The documentation site (Sphinx; API reference from the numpydoc docstrings) in docs/_build/html.
 ## Warnings and broken cross-references are errors (-W -n), as in tests/integration/test_docs_build.py.

@@ -1,0 +1,100 @@
+"""Is the 2-thread sweep's extra CPU on this machine the cost of sharing data, or of running two threads at all?
+
+Issue 21's thread goal (2 threads >= 1.85x one at K = 100) was met on an AMD machine (1.95x) and missed on
+the 2-vCPU Intel VM (1.40-1.43x), where two threads of the word-partitioned sweep (``parallel_gibbs``) cost
+about 1.30x the CPU of one. ``corun_contention.py`` put two *processes* side by side, minutes apart from
+the thread runs, and the machine's swing hid any effect. This script holds everything but one factor
+fixed, in one process, alternating round by round so that the swing falls on all alike:
+
+* ``serial``: one serial SparseLDA sweep (the state's n_dk, as ``lda_threads.py``'s 1-thread run);
+* ``independent``: two threads at once, each a serial sweep of the whole corpus on its own copy of the
+  state (no array shared, no barrier: what running two threads costs on this machine, nothing else);
+* ``partitioned``: the 2-thread word-partitioned sweep (shared n_dk, n_wk and word lists; a barrier a
+  round), the library's ``LDA(n_jobs=2)``.
+
+CPU per sweep: ``serial`` the process CPU of its sweep, ``independent`` half of the process CPU of its
+two sweeps, ``partitioned`` the process CPU of its sweep. If ``independent`` / ``serial`` (f) is as large
+as ``partitioned`` / ``serial`` (g), two busy vCPUs are what cost the CPU, and no change to the sweep's
+sharing can reach 2 / f; if f is near 1 while g is not, the cost is in what the partitioned sweep shares.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 30 12       # K, warm, rounds
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 0 12        # from the random start
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
+
+from sweep_ab_inprocess import warm_state  # noqa: E402
+
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
+from harmonium.inference.mcmc.lda import parallel_gibbs as pg  # noqa: E402
+
+
+def copy_state(state):
+    return cgs.CollapsedGibbsState(state.z.copy(), state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy())
+
+
+def main(argv) -> None:
+    K, warm, rounds = int(argv[0]), int(argv[1]), int(argv[2])
+    tokens, model, state = warm_state("debian", K, warm, doc_counts=True)
+    serial = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
+    part = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)
+    # each thread its own kernel: a kernel keeps its sweep's scratch and word lists (SweepCache)
+    pair = [cgs.build_kernel(sampler="sparse", compute_log_joint=False) for _ in range(2)]
+    runs = {
+        "serial": {"st": [copy_state(state)], "rng": [np.random.default_rng(9)]},
+        "independent": {"st": [copy_state(state), copy_state(state)],
+                        "rng": [np.random.default_rng(9), np.random.default_rng(10)]},
+        "partitioned": {"st": [copy_state(state)], "rng": [np.random.default_rng(9)]},
+    }
+    pool = ThreadPoolExecutor(max_workers=2)
+
+    def one(name):
+        run = runs[name]
+        if name == "serial":
+            run["st"][0], _ = serial(run["rng"][0], run["st"][0], tokens, model)
+        elif name == "partitioned":
+            run["st"][0], _ = part(run["rng"][0], run["st"][0], tokens, model)
+        else:
+            futs = [pool.submit(pair[j], run["rng"][j], run["st"][j], tokens, model) for j in range(2)]
+            for j, f in enumerate(futs):
+                run["st"][j], _ = f.result()
+
+    for name in runs:  # compile or load, off the clock
+        one(name)
+    cpu = {name: [] for name in runs}
+    wall = {name: [] for name in runs}
+    order = list(runs)
+    for r in range(rounds):
+        for name in (order if r % 2 == 0 else order[::-1]):
+            t, c = time.perf_counter(), time.process_time()
+            one(name)
+            wall[name].append(time.perf_counter() - t)
+            cpu[name].append((time.process_time() - c) / (2 if name == "independent" else 1))
+    c = {k: np.array(v) for k, v in cpu.items()}
+    w = {k: np.array(v) for k, v in wall.items()}
+    q = [0.25, 0.5, 0.75]
+
+    def quartiles(x):
+        return np.round(np.quantile(x, q), 3).tolist()
+
+    out = {"K": K, "warm": warm, "rounds": rounds,
+           "cpu_per_sweep_median": {k: round(float(np.median(v)), 4) for k, v in c.items()},
+           "wall_median": {k: round(float(np.median(v)), 4) for k, v in w.items()},
+           "f_independent_cpu_over_serial_quartiles": quartiles(c["independent"] / c["serial"]),
+           "g_partitioned_cpu_over_serial_quartiles": quartiles(c["partitioned"] / c["serial"]),
+           "partitioned_wall_speedup_quartiles": quartiles(w["serial"] / w["partitioned"]),
+           "independent_throughput_speedup_quartiles": quartiles(2 * w["serial"] / w["independent"])}
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
