@@ -10,18 +10,23 @@ fixed, in one process, alternating round by round so that the swing falls on all
 * ``independent``: two threads at once, each a serial sweep of the whole corpus on its own copy of the
   state (no array shared, no barrier: what running two threads costs on this machine, nothing else);
 * ``partitioned``: the 2-thread word-partitioned sweep (shared n_dk, n_wk and word lists; a barrier a
-  round), the library's ``LDA(n_jobs=2)``.
+  round), the library's ``LDA(n_jobs=2)``;
+* ``partitioned_1t``: the same sweep's two cells a round run one after the other on one thread (the same
+  work and the same z as ``partitioned``: the z hashes are printed).
 
 CPU per sweep: ``serial`` the process CPU of its sweep, ``independent`` half of the process CPU of its
 two sweeps, ``partitioned`` the process CPU of its sweep. If ``independent`` / ``serial`` (f) is as large
 as ``partitioned`` / ``serial`` (g), two busy vCPUs are what cost the CPU, and no change to the sweep's
-sharing can reach 2 / f; if f is near 1 while g is not, the cost is in what the partitioned sweep shares.
+sharing can reach 2 / f; if f is near 1 while g is not, the cost is in the partitioned sweep itself, and
+g splits into its work on one thread (``partitioned_1t`` / ``serial``) and what running its two cells at
+once adds (``partitioned`` / ``partitioned_1t``).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 30 12       # K, warm, rounds
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 0 12        # from the random start
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -36,6 +41,13 @@ from sweep_ab_inprocess import warm_state  # noqa: E402
 
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
 from harmonium.inference.mcmc.lda import parallel_gibbs as pg  # noqa: E402
+
+
+class OneThread:
+    """A block runner that runs a round's cells one after the other on the calling thread."""
+
+    def __call__(self, fn, args):
+        return [fn(*a) for a in args]
 
 
 def copy_state(state):
@@ -54,7 +66,10 @@ def main(argv) -> None:
         "independent": {"st": [copy_state(state), copy_state(state)],
                         "rng": [np.random.default_rng(9), np.random.default_rng(10)]},
         "partitioned": {"st": [copy_state(state)], "rng": [np.random.default_rng(9)]},
+        "partitioned_1t": {"st": [copy_state(state)], "rng": [np.random.default_rng(9)]},
     }
+    part_1t = pg.PartitionedSparse(model, tokens, 2)
+    part_1t.runner = OneThread()
     pool = ThreadPoolExecutor(max_workers=2)
 
     def one(name):
@@ -63,6 +78,8 @@ def main(argv) -> None:
             run["st"][0], _ = serial(run["rng"][0], run["st"][0], tokens, model)
         elif name == "partitioned":
             run["st"][0], _ = part(run["rng"][0], run["st"][0], tokens, model)
+        elif name == "partitioned_1t":
+            part_1t(pg.child_generators(run["rng"][0], 2), run["st"][0])
         else:
             futs = [pool.submit(pair[j], run["rng"][j], run["st"][j], tokens, model) for j in range(2)]
             for j, f in enumerate(futs):
@@ -91,6 +108,10 @@ def main(argv) -> None:
            "wall_median": {k: round(float(np.median(v)), 4) for k, v in w.items()},
            "f_independent_cpu_over_serial_quartiles": quartiles(c["independent"] / c["serial"]),
            "g_partitioned_cpu_over_serial_quartiles": quartiles(c["partitioned"] / c["serial"]),
+           "partitioned_1t_cpu_over_serial_quartiles": quartiles(c["partitioned_1t"] / c["serial"]),
+           "partitioned_cpu_over_partitioned_1t_quartiles": quartiles(c["partitioned"] / c["partitioned_1t"]),
+           "z_partitioned_equals_1t": hashlib.sha256(runs["partitioned"]["st"][0].z.tobytes()).hexdigest()
+           == hashlib.sha256(runs["partitioned_1t"]["st"][0].z.tobytes()).hexdigest(),
            "partitioned_wall_speedup_quartiles": quartiles(w["serial"] / w["partitioned"]),
            "independent_throughput_speedup_quartiles": quartiles(2 * w["serial"] / w["independent"])}
     print(json.dumps(out), flush=True)
