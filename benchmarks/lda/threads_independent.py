@@ -23,6 +23,10 @@ once adds (``partitioned`` / ``partitioned_1t``).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 30 12       # K, warm, rounds
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 0 12        # from the random start
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 0 10 fresh  # round 1 = sweep 1
+
+With ``fresh`` the rounds start again from the warm state after the off-clock first calls, so that round 1
+is the first sweep from it, as in ``lda_threads.py``'s repeats (which start from the random state).
 """
 from __future__ import annotations
 
@@ -87,6 +91,10 @@ def main(argv) -> None:
 
     for name in runs:  # compile or load, off the clock
         one(name)
+    if len(argv) > 3 and argv[3] == "fresh":  # round 1 is then the first sweep from the state (lists rebuilt)
+        for run in runs.values():
+            run["st"] = [copy_state(state) for _ in run["st"]]
+            run["rng"] = [np.random.default_rng(9 + j) for j in range(len(run["rng"]))]
     cpu = {name: [] for name in runs}
     wall = {name: [] for name in runs}
     order = list(runs)
