@@ -1,0 +1,76 @@
+"""The serial SparseLDA sweep without a (D, K) n_dk table (as ``LDA(n_jobs=1)`` runs it: each document's row
+rebuilt from z in a walk over its tokens) against the same sweep with the table, in one process, alternating
+sweep by sweep (issue 21, item 2: no dense D x K accumulators unless asked for; what that costs in time).
+
+One kernel (the working tree's ``lda_sparse``), two private copies of one state (the time-to-quality training
+split of CORPUS, K topics, seed 0, WARM serial sweeps), the same Generator seed; the arithmetic is the same
+either way, so the chains must be equal (the z hashes printed). Prints the table's dtype and size, each
+variant's median CPU seconds a sweep and the quartiles of the per-round ratio none / variant (> 1: faster
+than without the table).
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/doc_counts_ab.py 100 30 12 debian
+
+2026-11-28: results/doc-counts-ab-intel.txt.
+"""
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
+
+import sweep_ab_inprocess as S  # noqa: E402
+
+from harmonium._kernels import lda_sparse as tree  # noqa: E402
+from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
+
+
+def sweeper(state, tokens, model, table: bool):
+    """One serial sweep of the tree's kernel on a private copy of ``state``, with its n_dk table or without."""
+    K, V = model.n_topics, model.n_words
+    z, n_wk, n_k = state.z.copy(), state.n_wk.copy(), state.n_k.copy()
+    n_dk = state.n_dk.copy() if table else None
+    row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
+    wptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(np.minimum(cgs.word_slots(model, tokens), K), out=wptr[1:])
+    wtop, wlen = np.empty(int(wptr[-1]), dtype=np.int64), np.zeros(V, dtype=np.int32)
+    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32), np.zeros(K, dtype=np.uint8),
+               np.zeros(K, dtype=state.n_dk.dtype))
+    rng = np.random.default_rng(7)
+
+    def sweep():
+        tree.refresh_word_lists(n_wk, row_sums, wptr, wtop, wlen)
+        tree.sparse_sweep(rng, tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k, model.alpha, model.beta, 0,
+                          tokens.doc_ptr.shape[0] - 1, wptr, wtop, wlen, *scratch)
+
+    sweep.z = z
+    return sweep
+
+
+def main(argv) -> None:
+    K, warm, rounds = int(argv[0]), int(argv[1]), int(argv[2])
+    corpus = argv[3] if len(argv) > 3 else "debian"
+    tokens, model, state = S.warm_state(corpus, K, warm, doc_counts=True)
+    runs = {"none": sweeper(state, tokens, model, False), "table": sweeper(state, tokens, model, True)}
+    for sweep in runs.values():  # compile or load, off the clock
+        sweep()
+    cpu = {name: [] for name in runs}
+    for r in range(rounds):
+        for name in (("none", "table") if r % 2 == 0 else ("table", "none")):
+            c = time.process_time()
+            runs[name]()
+            cpu[name].append(time.process_time() - c)
+    print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds; n_dk {state.n_dk.dtype} {state.n_dk.shape}, "
+          f"{state.n_dk.nbytes / 2**20:.1f} MiB")
+    b = np.array(cpu["none"])
+    for name, sweep in runs.items():
+        a = np.array(cpu[name])
+        z = hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]
+        print(f"{name}: median CPU s a sweep {np.median(a):.4f}; none / {name} per round, quartiles "
+              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
