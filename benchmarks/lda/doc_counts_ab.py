@@ -24,36 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: swee
 import sweep_ab_inprocess as S  # noqa: E402
 
 from harmonium._kernels import lda_sparse as tree  # noqa: E402
-from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
-
-
-def sweeper(state, tokens, model, table: bool):
-    """One serial sweep of the tree's kernel on a private copy of ``state``, with its n_dk table or without."""
-    K, V = model.n_topics, model.n_words
-    z, n_wk, n_k = state.z.copy(), state.n_wk.copy(), state.n_k.copy()
-    n_dk = state.n_dk.copy() if table else None
-    row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
-    wptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.minimum(cgs.word_slots(model, tokens), K), out=wptr[1:])
-    wtop, wlen = np.empty(int(wptr[-1]), dtype=np.int64), np.zeros(V, dtype=np.int32)
-    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32), np.zeros(K, dtype=np.uint8),
-               np.zeros(K, dtype=state.n_dk.dtype))
-    rng = np.random.default_rng(7)
-
-    def sweep():
-        tree.refresh_word_lists(n_wk, row_sums, wptr, wtop, wlen)
-        tree.sparse_sweep(rng, tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k, model.alpha, model.beta, 0,
-                          tokens.doc_ptr.shape[0] - 1, wptr, wtop, wlen, *scratch)
-
-    sweep.z = z
-    return sweep
 
 
 def main(argv) -> None:
     K, warm, rounds = int(argv[0]), int(argv[1]), int(argv[2])
     corpus = argv[3] if len(argv) > 3 else "debian"
     tokens, model, state = S.warm_state(corpus, K, warm, doc_counts=True)
-    runs = {"none": sweeper(state, tokens, model, False), "table": sweeper(state, tokens, model, True)}
+    runs = {"none": S.sweeper(tree, state, tokens, model), "table": S.sweeper(tree, state, tokens, model, table=True)}
     for sweep in runs.values():  # compile or load, off the clock
         sweep()
     cpu = {name: [] for name in runs}

@@ -32,25 +32,34 @@ from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
 from harmonium.models.directed.lda import doc_count_dtype  # noqa: E402
 
 
-def sweeper(mod, state, tokens, model):
-    """One serial sweep of ``mod``'s kernel on a private copy of ``state`` (its own word lists and scratch)."""
+def sweeper(mod, state, tokens, model, *, list_dtype=np.int64, table=False):
+    """One serial sweep of ``mod``'s kernel on a private copy of ``state`` (its own word lists and scratch).
+
+    ``list_dtype``: the packed word lists' integer type (``wordlist_dtype_ab.py``); ``table``: sweep with a
+    copy of the state's (D, K) n_dk instead of none (``doc_counts_ab.py``). The returned function carries
+    its copy's ``z``, ``n_wk`` and word lists ``(wptr, wtop, wlen)`` for the scripts that read them.
+    """
     K, V = model.n_topics, model.n_words
     z, n_wk, n_k = state.z.copy(), state.n_wk.copy(), state.n_k.copy()
+    n_dk = state.n_dk.copy() if table else None
     freq = cgs.word_slots(model, tokens)
     row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
+    if np.dtype(list_dtype).itemsize == 4 and row_sums.max() >= 1 << (31 - mod.topic_bits(K)):
+        raise SystemExit(f"a word's count does not fit an int32 list entry at K = {K}")
     wptr = np.zeros(V + 1, dtype=np.int64)
     np.cumsum(np.minimum(freq, K), out=wptr[1:])
-    wtop, wlen = np.empty(int(wptr[-1]), dtype=np.int64), np.zeros(V, dtype=np.int32)
+    wtop, wlen = np.empty(int(wptr[-1]), dtype=list_dtype), np.zeros(V, dtype=np.int32)
+    row_dtype = state.n_dk.dtype if state.n_dk is not None else doc_count_dtype(tokens.doc_ptr)
     scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32), np.zeros(K, dtype=np.uint8),
-               np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
+               np.zeros(K, dtype=row_dtype))
     rng = np.random.default_rng(7)
 
     def sweep():
         mod.refresh_word_lists(n_wk, row_sums, wptr, wtop, wlen)
-        mod.sparse_sweep(rng, tokens.doc_ptr, tokens.words, z, None, n_wk, n_k, model.alpha, model.beta, 0,
+        mod.sparse_sweep(rng, tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k, model.alpha, model.beta, 0,
                          tokens.doc_ptr.shape[0] - 1, wptr, wtop, wlen, *scratch)
 
-    sweep.z = z
+    sweep.z, sweep.n_wk, sweep.lists, sweep.row_sums = z, n_wk, (wptr, wtop, wlen), row_sums
     return sweep
 
 

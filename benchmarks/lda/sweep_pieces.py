@@ -14,15 +14,12 @@ import time
 from pathlib import Path
 
 import numba
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
 import sweep_ab_inprocess as S  # noqa: E402
 
 from harmonium._kernels import lda_sparse as L  # noqa: E402
-from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
-from harmonium.models.directed.lda import doc_count_dtype  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -37,32 +34,23 @@ def main(argv) -> None:
     corpus, K, warm = argv[0], int(argv[1]), int(argv[2])
     tokens, model, state = S.warm_state(corpus, K, warm, doc_counts=False)
     V, D = model.n_words, tokens.doc_ptr.shape[0] - 1
-    row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
-    wptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.minimum(cgs.word_slots(model, tokens), K), out=wptr[1:])
-    wtop, wlen = np.empty(int(wptr[-1]), dtype=np.int64), np.zeros(V, dtype=np.int32)
-    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32), np.zeros(K, dtype=np.uint8),
-               np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
-    rng = np.random.default_rng(7)
+    sweep = S.sweeper(L, state, tokens, model)
+    wptr, wtop, wlen = sweep.lists
+    n_wk, row_sums = sweep.n_wk, sweep.row_sums
     bits = L.topic_bits(K)
     mask = (1 << bits) - 1
 
-    def sweep():
-        L.refresh_word_lists(state.n_wk, row_sums, wptr, wtop, wlen)
-        L.sparse_sweep(rng, tokens.doc_ptr, tokens.words, state.z, None, state.n_wk, state.n_k, model.alpha,
-                       model.beta, 0, D, wptr, wtop, wlen, *scratch)
-
     sweep()  # builds the lists (and compiles), off the clock
-    write_back(state.n_wk, wptr, wtop, wlen, bits, mask)
+    write_back(n_wk, wptr, wtop, wlen, bits, mask)
     lines = sum(len({(int(wptr[w]) + j) * 8 // 64 for j in range(int(wlen[w]))}) for w in range(V))
     print(f"{corpus}, K = {K}, {warm} warm sweeps: {tokens.words.shape[0]} tokens, {D} documents, V = {V}; word "
           f"lists: capacity {int(wptr[-1])} entries ({wptr[-1] * 8 / 2**20:.1f} MiB), in use {int(wlen.sum())} "
           f"({wlen.sum() * 8 / 2**20:.2f} MiB) on {lines} cache lines ({lines * 64 / 2**20:.2f} MiB)")
     for _ in range(3):
         t0 = time.process_time()
-        L.refresh_word_lists(state.n_wk, row_sums, wptr, wtop, wlen)
+        L.refresh_word_lists(n_wk, row_sums, wptr, wtop, wlen)
         t1 = time.process_time()
-        write_back(state.n_wk, wptr, wtop, wlen, bits, mask)
+        write_back(n_wk, wptr, wtop, wlen, bits, mask)
         t2 = time.process_time()
         sweep()
         t3 = time.process_time()

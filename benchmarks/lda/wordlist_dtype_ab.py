@@ -24,38 +24,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: swee
 import sweep_ab_inprocess as S  # noqa: E402
 
 from harmonium._kernels import lda_sparse as tree  # noqa: E402
-from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
-from harmonium.models.directed.lda import doc_count_dtype  # noqa: E402
-
-
-def sweeper(state, tokens, model, dtype):
-    """One serial sweep of the tree's kernel on a private copy of ``state``, its word lists packed in ``dtype``."""
-    K, V = model.n_topics, model.n_words
-    z, n_wk, n_k = state.z.copy(), state.n_wk.copy(), state.n_k.copy()
-    row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
-    if np.dtype(dtype).itemsize == 4 and row_sums.max() >= 1 << (31 - tree.topic_bits(K)):
-        raise SystemExit(f"a word's count does not fit an int32 entry at K = {K}")
-    wptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.minimum(cgs.word_slots(model, tokens), K), out=wptr[1:])
-    wtop, wlen = np.empty(int(wptr[-1]), dtype=dtype), np.zeros(V, dtype=np.int32)
-    scratch = (np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32), np.zeros(K, dtype=np.uint8),
-               np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
-    rng = np.random.default_rng(7)
-
-    def sweep():
-        tree.refresh_word_lists(n_wk, row_sums, wptr, wtop, wlen)
-        tree.sparse_sweep(rng, tokens.doc_ptr, tokens.words, z, None, n_wk, n_k, model.alpha, model.beta, 0,
-                          tokens.doc_ptr.shape[0] - 1, wptr, wtop, wlen, *scratch)
-
-    sweep.z = z
-    return sweep
 
 
 def main(argv) -> None:
     K, warm, rounds = int(argv[0]), int(argv[1]), int(argv[2])
     corpus = argv[3] if len(argv) > 3 else "debian"
     tokens, model, state = S.warm_state(corpus, K, warm, doc_counts=False)
-    runs = {"int64": sweeper(state, tokens, model, np.int64), "int32": sweeper(state, tokens, model, np.int32)}
+    runs = {"int64": S.sweeper(tree, state, tokens, model, list_dtype=np.int64),
+            "int32": S.sweeper(tree, state, tokens, model, list_dtype=np.int32)}
     for sweep in runs.values():  # compile or load, off the clock
         sweep()
     cpu = {name: [] for name in runs}
