@@ -12,12 +12,8 @@ than without the table).
 
 2026-11-28: results/doc-counts-ab-intel.txt.
 """
-import hashlib
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
@@ -31,22 +27,10 @@ def main(argv) -> None:
     corpus = argv[3] if len(argv) > 3 else "debian"
     tokens, model, state = S.warm_state(corpus, K, warm, doc_counts=True)
     runs = {"none": S.sweeper(tree, state, tokens, model), "table": S.sweeper(tree, state, tokens, model, table=True)}
-    for sweep in runs.values():  # compile or load, off the clock
-        sweep()
-    cpu = {name: [] for name in runs}
-    for r in range(rounds):
-        for name in (("none", "table") if r % 2 == 0 else ("table", "none")):
-            c = time.process_time()
-            runs[name]()
-            cpu[name].append(time.process_time() - c)
+    cpu = S.alternate(runs, rounds)
     print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds; n_dk {state.n_dk.dtype} {state.n_dk.shape}, "
           f"{state.n_dk.nbytes / 2**20:.1f} MiB")
-    b = np.array(cpu["none"])
-    for name, sweep in runs.items():
-        a = np.array(cpu[name])
-        z = hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]
-        print(f"{name}: median CPU s a sweep {np.median(a):.4f}; none / {name} per round, quartiles "
-              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
+    S.report(runs, cpu)
 
 
 if __name__ == "__main__":

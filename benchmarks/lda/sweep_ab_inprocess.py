@@ -82,27 +82,42 @@ def warm_state(corpus: str, K: int, warm: int, doc_counts: bool):
     return tokens, model, state
 
 
+def alternate(runs: dict, rounds: int) -> dict:
+    """Each sweep of ``runs`` (name -> function) once off the clock, then ``rounds`` rounds of one sweep each, the
+    order reversed every other round; returns name -> the CPU seconds of each round."""
+    for sweep in runs.values():  # compile or load, off the clock
+        sweep()
+    names = list(runs)
+    cpu = {name: [] for name in names}
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            c = time.process_time()
+            runs[name]()
+            cpu[name].append(time.process_time() - c)
+    return cpu
+
+
+def report(runs: dict, cpu: dict) -> None:
+    """Each run's median CPU seconds a sweep, the quartiles of the per-round ratio first run / run (> 1: faster
+    than the first) and a hash of its z (equal hashes: the same chain)."""
+    first = next(iter(runs))
+    b = np.array(cpu[first])
+    for name, sweep in runs.items():
+        a = np.array(cpu[name])
+        z = hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]
+        print(f"{name}: median CPU s a sweep {np.median(a):.4f}; {first} / {name} per round, quartiles "
+              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
+
+
 def main(argv) -> None:
     base = load_base(argv[0])
     K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
     corpus = argv[4] if len(argv) > 4 else "debian"
     tokens, model, state = warm_state(corpus, K, warm, doc_counts=False)
     runs = {"base": sweeper(base, state, tokens, model), "tree": sweeper(tree, state, tokens, model)}
-    for sweep in runs.values():  # compile or load, off the clock
-        sweep()
-    cpu = {name: [] for name in runs}
-    for r in range(rounds):
-        for name in (("base", "tree") if r % 2 == 0 else ("tree", "base")):
-            c = time.process_time()
-            runs[name]()
-            cpu[name].append(time.process_time() - c)
+    cpu = alternate(runs, rounds)
     print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds")
-    b = np.array(cpu["base"])
-    for name, sweep in runs.items():
-        a = np.array(cpu[name])
-        z = hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]
-        print(f"{name}: median CPU s a sweep {np.median(a):.4f}; base / {name} per round, quartiles "
-              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
+    report(runs, cpu)
 
 
 if __name__ == "__main__":

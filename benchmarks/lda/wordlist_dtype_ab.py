@@ -12,9 +12,7 @@ int64).
 
 2026-11-28 (not kept: int32 no faster): results/wordlist-dtype-ab-intel.txt.
 """
-import hashlib
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,21 +30,9 @@ def main(argv) -> None:
     tokens, model, state = S.warm_state(corpus, K, warm, doc_counts=False)
     runs = {"int64": S.sweeper(tree, state, tokens, model, list_dtype=np.int64),
             "int32": S.sweeper(tree, state, tokens, model, list_dtype=np.int32)}
-    for sweep in runs.values():  # compile or load, off the clock
-        sweep()
-    cpu = {name: [] for name in runs}
-    for r in range(rounds):
-        for name in (("int64", "int32") if r % 2 == 0 else ("int32", "int64")):
-            c = time.process_time()
-            runs[name]()
-            cpu[name].append(time.process_time() - c)
+    cpu = S.alternate(runs, rounds)
     print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds")
-    b = np.array(cpu["int64"])
-    for name, sweep in runs.items():
-        a = np.array(cpu[name])
-        z = hashlib.sha256(sweep.z.tobytes()).hexdigest()[:12]
-        print(f"{name}: median CPU s a sweep {np.median(a):.4f}; int64 / {name} per round, quartiles "
-              f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
+    S.report(runs, cpu)
 
 
 if __name__ == "__main__":
