@@ -63,13 +63,13 @@ def sweeper(mod, state, tokens, model, *, list_dtype=np.int64, table=False):
     return sweep
 
 
-def load_base(path):
-    """The saved kernel file ``path`` as the module ``base_lda_sparse``, imported from a fresh folder: numba's
-    cache of it is then its own, and loadable by the next process (a module built from a spec is not)."""
+def load_base(path, name="base_lda_sparse"):
+    """The saved kernel file ``path`` as the module ``name``, imported from a fresh folder: numba's cache of it
+    is then its own, and loadable by the next process (a module built from a spec is not)."""
     folder = tempfile.mkdtemp(prefix="sweep-ab-")
-    shutil.copy(path, Path(folder) / "base_lda_sparse.py")
+    shutil.copy(path, Path(folder) / f"{name}.py")
     sys.path.insert(0, folder)
-    return importlib.import_module("base_lda_sparse")
+    return importlib.import_module(name)
 
 
 def warm_state(corpus: str, K: int, warm: int, doc_counts: bool):

@@ -11,6 +11,31 @@ import math
 import numpy as np
 from numba import njit
 
+#: The longest table of log G(c + a) for the counts c = 0, 1, ... that the log-likelihoods below build per call
+#: (a count at or past it is computed directly). A table entry is the same ``math.lgamma(c + a)`` the direct
+#: call makes, so the sums are bit-identical with or without it; it replaces about 1.5 M lgamma calls an
+#: evaluation at Debian K = 100 (the estimators' trace, every ``evaluate_every`` sweeps) by lookups.
+LGAMMA_TABLE = 4096
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lgamma_table(a, n_cells):
+    """log G(c + a) for c < min(LGAMMA_TABLE, n_cells // 16 + 1): short for small tables (the HDP's beta moves
+    call the word term many times on small states)."""
+    n = min(LGAMMA_TABLE, n_cells // 16 + 1)
+    t = np.empty(n)
+    for c in range(n):
+        t[c] = math.lgamma(c + a)
+    return t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _lgamma_shifted(c, a, table):
+    """log G(c + a) for a count c >= 0, from ``table`` (:func:`_lgamma_table` of a) when c is in it."""
+    if c < table.shape[0]:
+        return table[c]
+    return math.lgamma(c + a)
+
 
 @njit(cache=True, nogil=True)
 def word_log_likelihood(n_wk, n_k, K, beta):
@@ -20,31 +45,72 @@ def word_log_likelihood(n_wk, n_k, K, beta):
     lg_beta = math.lgamma(beta)
     for k in range(K):
         total += math.lgamma(V * beta) - math.lgamma(n_k[k] + V * beta)
+    table = _lgamma_table(beta, V * K)
     for w in range(V):
         for k in range(K):
             c = n_wk[w, k]
             if c > 0:
-                total += math.lgamma(c + beta) - lg_beta
+                total += _lgamma_shifted(c, beta, table) - lg_beta
     return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _doc_terms(row, topics, m, alpha, lg_alpha, table, table_sum, alpha_sum, lg_alpha_sum):
+    """One document's terms of the log joint, sum_k [lG(n_dk + a_k) - lG(a_k)] + lG(sum a) - lG(N_d + sum a),
+    over its topics ``topics[:m]`` (ascending: the same order of additions for the dense and the z-built
+    counts); ``table`` is None for an asymmetric alpha (then each lG is computed)."""
+    total = 0.0
+    n_d = 0
+    for j in range(m):
+        k = topics[j]
+        c = row[k]
+        n_d += c
+        if table is None:
+            total += math.lgamma(c + alpha[k]) - lg_alpha[k]
+        else:
+            total += _lgamma_shifted(c, alpha[0], table) - lg_alpha[k]
+    return total + (lg_alpha_sum - _lgamma_shifted(n_d, alpha_sum, table_sum))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prior_terms(alpha):
+    """(sum alpha, lG(sum alpha), lG(alpha_k) for each k, whether alpha is symmetric)."""
+    K = alpha.shape[0]
+    alpha_sum = 0.0
+    for k in range(K):
+        alpha_sum += alpha[k]
+    lg_alpha = np.empty(K)
+    symmetric = True
+    for k in range(K):
+        lg_alpha[k] = math.lgamma(alpha[k])
+        symmetric = symmetric and alpha[k] == alpha[0]
+    return alpha_sum, math.lgamma(alpha_sum), lg_alpha, symmetric
 
 
 @njit(cache=True, nogil=True)
 def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
-    """log p(w, z | alpha, beta) with theta and phi integrated out (models.directed.lda)."""
+    """log p(w, z | alpha, beta) with theta and phi integrated out (models.directed.lda).
+
+    Empty cells contribute log G(alpha_k) - log G(alpha_k) = 0 and are skipped; the others are added per
+    document in topic order (the order :func:`collapsed_log_joint_assignments` adds them in).
+    """
     D, K = n_dk.shape
-    alpha_sum = 0.0
-    for k in range(K):
-        alpha_sum += alpha[k]
-    lg_alpha_sum = math.lgamma(alpha_sum)
+    alpha_sum, lg_alpha_sum, lg_alpha, symmetric = _prior_terms(alpha)
+    table_sum = _lgamma_table(alpha_sum, D * K)
+    table = _lgamma_table(alpha[0], D * K)
+    topics = np.empty(K, dtype=np.int64)
     total = 0.0
     for d in range(D):
-        n_d = 0
+        row = n_dk[d]
+        m = 0
         for k in range(K):
-            c = n_dk[d, k]
-            if c > 0:  # empty cells contribute log G(alpha_k) - log G(alpha_k) = 0
-                n_d += c
-                total += math.lgamma(c + alpha[k]) - math.lgamma(alpha[k])
-        total += lg_alpha_sum - math.lgamma(n_d + alpha_sum)
+            if row[k] > 0:
+                topics[m] = k
+                m += 1
+        if symmetric:
+            total += _doc_terms(row, topics, m, alpha, lg_alpha, table, table_sum, alpha_sum, lg_alpha_sum)
+        else:
+            total += _doc_terms(row, topics, m, alpha, lg_alpha, None, table_sum, alpha_sum, lg_alpha_sum)
     return total + word_log_likelihood(n_wk, n_k, K, beta)
 
 
@@ -52,26 +118,37 @@ def collapsed_log_joint(n_dk, n_wk, n_k, alpha, beta):
 def collapsed_log_joint_assignments(doc_ptr, z, n_wk, n_k, alpha, beta, row):
     """:func:`collapsed_log_joint` with the document counts rebuilt from ``z``, one document at a time.
 
-    ``row`` is a zeroed (K,) integer scratch (zero again on return). The terms are added in the order of
-    the dense kernel, so the value is bit-identical to it; no D x K table.
+    ``row`` is a zeroed (K,) integer scratch (zero again on return). Each document's topics are listed from
+    its tokens and sorted (O(N_d + k_d^2), not O(K)), and its terms added in topic order as the dense kernel
+    adds them, so the value is bit-identical to it; no D x K table.
     """
     K = n_k.shape[0]
-    alpha_sum = 0.0
-    for k in range(K):
-        alpha_sum += alpha[k]
-    lg_alpha_sum = math.lgamma(alpha_sum)
+    D = doc_ptr.shape[0] - 1
+    alpha_sum, lg_alpha_sum, lg_alpha, symmetric = _prior_terms(alpha)
+    table_sum = _lgamma_table(alpha_sum, D * K)
+    table = _lgamma_table(alpha[0], D * K)
+    topics = np.empty(K + 1, dtype=np.int64)  # one past the list: each token's topic is written there first
     total = 0.0
-    for d in range(doc_ptr.shape[0] - 1):
+    for d in range(D):
+        m = 0
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            row[z[i]] += 1
-        n_d = 0
-        for k in range(K):
-            c = row[k]
-            if c > 0:
-                n_d += c
-                total += math.lgamma(c + alpha[k]) - math.lgamma(alpha[k])
-                row[k] = 0
-        total += lg_alpha_sum - math.lgamma(n_d + alpha_sum)
+            k = z[i]
+            topics[m] = k
+            m += row[k] == 0
+            row[k] += 1
+        for j in range(1, m):  # ascending topic order (insertion sort; k_d is small)
+            k = topics[j]
+            i = j
+            while i > 0 and topics[i - 1] > k:
+                topics[i] = topics[i - 1]
+                i -= 1
+            topics[i] = k
+        if symmetric:
+            total += _doc_terms(row, topics, m, alpha, lg_alpha, table, table_sum, alpha_sum, lg_alpha_sum)
+        else:
+            total += _doc_terms(row, topics, m, alpha, lg_alpha, None, table_sum, alpha_sum, lg_alpha_sum)
+        for j in range(m):
+            row[topics[j]] = 0
     return total + word_log_likelihood(n_wk, n_k, K, beta)
 
 

@@ -378,7 +378,9 @@ def _run_split_merge_chains(rng, n_moves, n_launch, sequential, broken, cum_p, p
     dmark = np.zeros(D, np.uint8)
     wmark = np.zeros(V, np.uint8)
     order = np.empty(N, np.int64)
-    kstart = np.empty(cap + 2, np.int64)
+    # zeros, not np.empty: the stale-index control (broken 4) reads entries of topics created after the last
+    # build, and must read the same values in every process (np.empty's leftovers made it pass now and then)
+    kstart = np.zeros(cap + 2, np.int64)
     bptr = np.empty(D + 1, np.int64)
     accepted = np.zeros(3, np.int64)
     for c in range(out_part.shape[0]):
