@@ -54,6 +54,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from harmonium._kernels.lda_stats import sort_ascending
+
 
 @njit(cache=True, nogil=True, inline="always")
 def topic_bits(K):
@@ -262,14 +264,7 @@ def refresh_doc_lists(doc_ptr, z, n_dk, d_lo, d_hi, dptr, dlist, dlens, in_doc):
             for j in range(dlens[d]):
                 in_doc[dl[j]] = 0
             rebuilt += 1
-        # ascending topic order (insertion sort: the sweep leaves a list nearly sorted)
-        for j in range(base + 1, base + dlens[d]):
-            k = dlist[j]
-            i = j
-            while i > base and dlist[i - 1] > k:
-                dlist[i] = dlist[i - 1]
-                i -= 1
-            dlist[i] = k
+        sort_ascending(dlist, base, base + dlens[d])  # the sweep leaves a list nearly sorted
     return rebuilt
 
 

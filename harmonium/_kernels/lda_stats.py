@@ -19,6 +19,19 @@ LGAMMA_TABLE = 4096
 
 
 @njit(cache=True, nogil=True, inline="always")
+def sort_ascending(a, lo, hi):
+    """Sort ``a[lo:hi]`` in place, ascending (insertion sort: for the short, nearly sorted topic lists of a
+    document)."""
+    for j in range(lo + 1, hi):
+        k = a[j]
+        i = j
+        while i > lo and a[i - 1] > k:
+            a[i] = a[i - 1]
+            i -= 1
+        a[i] = k
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _lgamma_table(a, n_cells):
     """log G(c + a) for c < min(LGAMMA_TABLE, n_cells // 16 + 1): short for small tables (the HDP's beta moves
     call the word term many times on small states)."""
@@ -136,13 +149,7 @@ def collapsed_log_joint_assignments(doc_ptr, z, n_wk, n_k, alpha, beta, row):
             topics[m] = k
             m += row[k] == 0
             row[k] += 1
-        for j in range(1, m):  # ascending topic order (insertion sort; k_d is small)
-            k = topics[j]
-            i = j
-            while i > 0 and topics[i - 1] > k:
-                topics[i] = topics[i - 1]
-                i -= 1
-            topics[i] = k
+        sort_ascending(topics, 0, m)
         if symmetric:
             total += _doc_terms(row, topics, m, alpha, lg_alpha, table, table_sum, alpha_sum, lg_alpha_sum)
         else:

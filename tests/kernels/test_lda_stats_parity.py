@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.special import gammaln
 
 from harmonium._kernels import lda_stats
 
 
-def _tables(seed, D=9, V=13, K=6):
+def _tables(seed, D=9, V=13, K=6, top=4, symmetric=False):
+    """Count tables with counts below ``top``; a symmetric alpha (LDA's default) or one drawn per topic. The
+    kernels' lgamma tables hold counts below D * K // 16 + 1 (4 here): larger counts take the direct path."""
     rng = np.random.default_rng(seed)
-    n_dk = rng.integers(0, 4, (D, K)).astype(np.int32)
-    n_wk = rng.integers(0, 4, (V, K)).astype(np.int32)
-    return n_dk, n_wk, n_wk.sum(0).astype(np.int32), rng.uniform(0.05, 1.0, K), 0.03
+    n_dk = rng.integers(0, top, (D, K)).astype(np.int32)
+    n_wk = rng.integers(0, top, (V, K)).astype(np.int32)
+    alpha = np.full(K, 0.1) if symmetric else rng.uniform(0.05, 1.0, K)
+    return n_dk, n_wk, n_wk.sum(0).astype(np.int32), alpha, 0.03
 
 
-def test_collapsed_log_joint_matches_gammaln_expression():
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("top", [4, 40])
+def test_collapsed_log_joint_matches_gammaln_expression(symmetric, top):
+    # top 4: every count in the kernels' lgamma tables; top 40: most past them (computed directly)
     for seed in range(3):
-        n_dk, n_wk, n_k, alpha, beta = _tables(seed)
+        n_dk, n_wk, n_k, alpha, beta = _tables(seed, top=top, symmetric=symmetric)
         V = n_wk.shape[0]
         ref = (n_dk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
                - gammaln(n_dk.sum(1) + alpha.sum()).sum() + gammaln(n_dk + alpha).sum()
@@ -75,7 +82,7 @@ def test_sparse_theta_kernels_match_numpy():
     np.testing.assert_allclose(out, ((n_wk + beta) / den).T, rtol=1e-14)
 
 
-def _assignments(seed, D=11, V=13, K=6):
+def _assignments(seed, D=11, V=13, K=6, symmetric=False):
     """A token stream (doc_ptr, words), assignments z and the dense tables they imply (one empty document)."""
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 9, D)
@@ -85,13 +92,14 @@ def _assignments(seed, D=11, V=13, K=6):
     z = rng.integers(0, K, doc_ptr[-1]).astype(np.int32)
     n_dk, n_wk, n_k = np.zeros((D, K), np.int16), np.zeros((V, K), np.int32), np.zeros(K, np.int32)
     lda_stats.count_assignments(doc_ptr, words, z, n_dk, n_wk, n_k)
-    return doc_ptr, words, z, n_dk, n_wk, n_k, rng.uniform(0.05, 1.0, K)
+    return doc_ptr, words, z, n_dk, n_wk, n_k, (np.full(K, 0.1) if symmetric else rng.uniform(0.05, 1.0, K))
 
 
-def test_statistics_from_assignments_equal_the_dense_ones_bit_for_bit():
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_statistics_from_assignments_equal_the_dense_ones_bit_for_bit(symmetric):
     """Document counts rebuilt from z (issue 21: no D x K table) give the dense kernels' results exactly."""
     for seed in range(3):
-        doc_ptr, words, z, n_dk, n_wk, n_k, alpha = _assignments(seed)
+        doc_ptr, words, z, n_dk, n_wk, n_k, alpha = _assignments(seed, symmetric=symmetric)
         D, K = n_dk.shape
         row = np.zeros(K, np.int64)
         n_wk2, n_k2 = np.zeros_like(n_wk), np.zeros_like(n_k)
