@@ -1,7 +1,8 @@
 """Thread scaling of ``parallel_gibbs`` (sparse sampler): 1 against 2 threads, CPU and wall seconds per sweep.
 
 Each (source, K) runs in its own process: the Debian training split (90%, seed 0; the same tokens as
-lda_time_to_quality.py), one initial state (seed 0), one warm-up sweep per thread count off the clock,
+lda_time_to_quality.py), one initial state (seed 0; with the (D, K) n_dk table only for the thread counts
+whose ``LDA(n_jobs=t)`` keeps one in that source), one warm-up sweep per thread count off the clock,
 then ``--repeats`` alternating repeats (1 thread then 2, then 2 then 1, ...), each timing ``--sweeps``
 sweeps from a copy of the same state. Clocks: wall (perf_counter), the process's CPU seconds (all
 threads, process_time) and the critical path of the 2-thread sweep (:class:`CriticalPath`: the main
@@ -49,7 +50,9 @@ def _commit(src: str) -> str:
         return "unknown"
 
 
-def _problem(K: int, corpus: str = "debian"):
+def _problem(K: int, corpus: str = "debian", threads: int | None = None):
+    """(harmonium, tokens, model, state); the state has the n_dk table unless ``threads`` is given and
+    ``LDA(n_jobs=threads)`` of the source keeps none (:func:`_uses_table`)."""
     sys.path.append(str(ROOT))  # benchmarks._common; harmonium itself comes from PYTHONPATH (the source measured)
     import harmonium
     from benchmarks._common import load_data
@@ -59,12 +62,29 @@ def _problem(K: int, corpus: str = "debian"):
     train = load_data(corpus).train
     tokens = train.tokens()
     model = make_model(K, train.n_words, 0.1, 0.01)
-    state = cgs.init(np.random.default_rng(0), tokens, model)
+    table = True
+    if threads is not None:
+        from harmonium.inference.mcmc.lda import parallel_gibbs as pg
+
+        table = _uses_table(pg, tokens, model, threads)
+    state = cgs.init(np.random.default_rng(0), tokens, model, doc_counts=table)
     return harmonium, tokens, model, state
 
 
-def _copy(state):
-    return type(state)(*(a.copy() for a in state))
+def _copy(state, table: bool = True):
+    """A copy of ``state`` (made with the n_dk table), without the table when ``table`` is False."""
+    fields = zip(state._fields, state, strict=True)
+    return type(state)(*[None if (f == "n_dk" and not table) else a.copy() for f, a in fields])
+
+
+def _uses_table(pg, tokens, model, n_threads: int) -> bool:
+    """Whether ``LDA(n_jobs=n_threads)`` of the source measured keeps the (D, K) n_dk table (sampler "sparse"):
+    ``parallel_gibbs.needs_doc_counts`` where the source has it; before it, the table on 2 threads only."""
+    from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+
+    if hasattr(pg, "needs_doc_counts"):
+        return bool(pg.needs_doc_counts("sparse", model, tokens, n_threads))
+    return n_threads > 1 or cgs.needs_doc_counts("sparse", model, tokens)
 
 
 def _balance(pg, tokens, model, n_threads: int):
@@ -126,15 +146,16 @@ def worker(args) -> None:
     path = CriticalPath(pg)
 
     kernels = {t: pg.build_kernel(sampler="sparse", n_threads=t, compute_log_joint=False) for t in (1, 2)}
-    for kern in kernels.values():  # compile / load the cache and build the layout, off the clock
-        kern(np.random.default_rng(1), _copy(base), tokens, model)
+    table = {t: _uses_table(pg, tokens, model, t) for t in (1, 2)}  # the state LDA(n_jobs=t) would make
+    for t, kern in kernels.items():  # compile / load the cache and build the layout, off the clock
+        kern(np.random.default_rng(1), _copy(base, table[t]), tokens, model)
     meta = {"src": args.label, "commit": _commit(args.path), "harmonium": harmonium.__file__, "K": args.topics,
             "corpus": args.corpus,
             "n_tokens": int(tokens.words.shape[0]), "sweeps": args.sweeps,
-            "balance_2": _balance(pg, tokens, model, 2)}
+            "balance_2": _balance(pg, tokens, model, 2), "n_dk_table": {str(t): table[t] for t in (1, 2)}}
     for rep in range(args.repeats):
         for t in ((1, 2) if rep % 2 == 0 else (2, 1)):
-            state, rng = _copy(base), np.random.default_rng(100 + rep)
+            state, rng = _copy(base, table[t]), np.random.default_rng(100 + rep)
             load0 = _load()
             path.total = 0.0
             w0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
@@ -149,7 +170,7 @@ def worker(args) -> None:
 
 
 def memory_worker(args) -> None:
-    harmonium, tokens, model, state = _problem(args.topics, args.corpus)
+    harmonium, tokens, model, state = _problem(args.topics, args.corpus, threads=args.threads)
     from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -159,6 +180,7 @@ def memory_worker(args) -> None:
         state, _ = kern(rng, state, tokens, model)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"src": args.label, "commit": _commit(args.path), "K": args.topics, "threads": args.threads,
+                      "corpus": args.corpus, "n_dk_table": state.n_dk is not None,
                       "sweeps": args.sweeps, "peak_rss_mib_before_sweeps": round(before, 1),
                       "peak_rss_mib": round(after, 1)}), flush=True)
 

@@ -622,7 +622,7 @@ def _algorithm(name: str) -> _Algorithm:
         return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
                           lambda est: pgs.build_kernel(sampler=est.sampler, n_threads=est.n_jobs,
                                                        compute_log_joint=False),
-                          lambda est, model, tokens: est.n_jobs != 1 or _serial_doc_counts(est, model, tokens))
+                          lambda est, model, tokens: pgs.needs_doc_counts(est.sampler, model, tokens, est.n_jobs))
     return _Algorithm(cgs.init, cgs.CollapsedGibbsState,
                       lambda est: cgs.build_kernel(sampler=est.sampler, compute_log_joint=False),
                       _serial_doc_counts)

@@ -81,6 +81,29 @@ def _shutdown(pool) -> None:
         pool.shutdown(wait=False)
 
 
+#: Bytes kept free on each side of a :func:`worker_array`: two cache lines, as the adjacent-line prefetcher
+#: fetches lines in 128-byte pairs.
+WORKER_PAD = 128
+
+
+def worker_array(shape, dtype=np.float64, fill=None) -> np.ndarray:
+    """An array of its own cache lines, for a worker thread's scratch: no other array's data lies within
+    :data:`WORKER_PAD` bytes of it.
+
+    Small arrays made one after another (numpy's allocator places them side by side) share the cache lines at
+    their boundaries; when two threads write them at once, each write sends the line to the other core (false
+    sharing). ``fill``: the initial value (uninitialised if None).
+    """
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(n * dtype.itemsize + 2 * WORKER_PAD + 64, dtype=np.uint8)
+    start = WORKER_PAD + (-raw.ctypes.data) % 64
+    out = raw[start:start + n * dtype.itemsize].view(dtype).reshape(shape)
+    if fill is not None:
+        out.fill(fill)
+    return out
+
+
 def round_block(part: int, round_: int, n_parts: int) -> int:
     """The word block that document shard ``part`` samples in round ``round_`` of a word-partitioned sweep.
 

@@ -208,13 +208,14 @@ def test_sparse_sweep_with_many_smoothing_draws_matches_reference():
         np.testing.assert_array_equal(state.n_k, ref[2])
 
 
-def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout):
+def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout, keep_doc_lists=True):
     """One word-partitioned sweep, sequentially: P rounds; in round r shard p samples block (p + r) mod P.
 
-    Each document's topic list is kept between its visits, as the kernel keeps it: sorted at the sweep's
-    first visit, then only updated in place."""
+    With ``keep_doc_lists`` (the kernel on a state with an n_dk table) each document's topic list is kept
+    between its visits: sorted at the sweep's first visit, then only updated in place; without (a state with
+    no table) it is found from z at each visit."""
     P = len(layout.doc_parts)
-    doc_lists: dict = {}
+    doc_lists: dict | None = {} if keep_doc_lists else None
     wl = reference_word_lists(n_wk)  # the kernel builds block b's lists when round 0 first reaches it: same lists
     for r in range(P):
         start = n_k.copy()
@@ -230,12 +231,13 @@ def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, l
         n_k[:] = start + sum(own - start for own in worker_n_k)
 
 
-def _partitioned_matches_reference(n_threads, seeds=range(3)):
-    """Whether the threaded kernel and the sequential twin agree for 3 sweeps on each problem."""
+def _partitioned_matches_reference(n_threads, seeds=range(3), doc_counts=True):
+    """Whether the threaded kernel and the sequential twin agree for 3 sweeps on each problem (a state with the
+    n_dk table, or without: then the twin's n_dk must equal the counts of the kernel's z)."""
     for seed in seeds:
         tokens, z, alpha, K, V = _random_problem(seed, D=12, V=13, K=5)
         model = make_model(K, V, alpha, 0.05)
-        state = cgs.state_from_assignments(tokens, model, z.copy())
+        state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=doc_counts)
         ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
         zb = z.copy()
         kernel = pg.build_kernel(sampler="sparse", n_threads=n_threads, compute_log_joint=False)
@@ -243,16 +245,33 @@ def _partitioned_matches_reference(n_threads, seeds=range(3)):
         ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
         for _ in range(3):
             state, _ = kernel(ra, state, tokens, model)
-            reference_partitioned_sweep(child_generators(rb, n_threads), tokens, zb, *ref, alpha, 0.05, layout)
-            tables = zip(state[1:], ref, strict=True)
+            reference_partitioned_sweep(child_generators(rb, n_threads), tokens, zb, *ref, alpha, 0.05, layout,
+                                        keep_doc_lists=doc_counts)
+            n_dk = state.n_dk if doc_counts else counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)[0]
+            tables = zip((n_dk, state.n_wk, state.n_k), ref, strict=True)
             if not (np.array_equal(state.z, zb) and all(np.array_equal(a, b) for a, b in tables)):
                 return False
     return True
 
 
-def test_partitioned_sweep_matches_sequential_reference():
-    assert _partitioned_matches_reference(2)
-    assert _partitioned_matches_reference(3)
+@pytest.mark.parametrize("doc_counts", [True, False])
+def test_partitioned_sweep_matches_sequential_reference(doc_counts):
+    # doc_counts=False: no D x K table, each document's row rebuilt from z at each visit (LDA's default)
+    assert _partitioned_matches_reference(2, doc_counts=doc_counts)
+    assert _partitioned_matches_reference(3, doc_counts=doc_counts)
+
+
+def test_negative_control_partitioned_doc_row_not_cleared_fails(monkeypatch):
+    # without the table, a worker whose document-row scratch keeps a count from one visit into the next
+    real = pg.PartitionedSparse.cell
+
+    def leaky(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        self.scratch[args[3]][5][0] += 1  # args[3]: the worker's shard p
+        return out
+
+    monkeypatch.setattr(pg.PartitionedSparse, "cell", leaky)
+    assert not _partitioned_matches_reference(2, seeds=[0], doc_counts=False)
 
 
 def test_negative_control_unrotated_blocks_fail_the_reference(monkeypatch):
@@ -261,10 +280,11 @@ def test_negative_control_unrotated_blocks_fail_the_reference(monkeypatch):
     assert not _partitioned_matches_reference(2)
 
 
-@pytest.mark.parametrize("keep_doc_lists", [False, True])
-def test_sparse_sweep_cell_matches_reference(keep_doc_lists):
+@pytest.mark.parametrize("keep_doc_lists, table", [(False, True), (True, True), (False, False)])
+def test_sparse_sweep_cell_matches_reference(keep_doc_lists, table):
     # one cell at a time, against the shared tables: the kernel the partitioned sweep calls; with
-    # keep_doc_lists each document's topic list is found once (refresh_doc_lists) and kept across the blocks
+    # keep_doc_lists each document's topic list is found once (refresh_doc_lists) and kept across the blocks;
+    # without the table (n_dk None) each visit rebuilds the document's row from z into the scratch
     for seed in range(3):
         tokens, z, alpha, K, V = _random_problem(seed, D=10, V=13, K=5)
         layout = pg.word_partition(tokens, V, 2)
@@ -285,10 +305,14 @@ def test_sparse_sweep_cell_matches_reference(keep_doc_lists):
         ref_doc_lists = {} if keep_doc_lists else None
         for block in (0, 1):
             lda_sparse.build_block_word_lists(a[1], layout.block_words[block], wptr, wtop, wlen)
-            lda_sparse.sparse_sweep_cell(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, za, *a, alpha,
+            lda_sparse.sparse_sweep_cell(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, za,
+                                         a[0] if table else None, a[1], a[2], alpha,
                                          0.05, lo, hi, layout.order, layout.cell_ptr, 2, block,
                                          layout.block_words[block], wptr, wtop, wlen,
                                          *scratch, *docs)
+            if not table:  # the row scratch is zero between visits; the counts are those of z
+                assert not scratch[5].any()
+                a[0] = counts_from_assignments(tokens.doc_ptr, tokens.words, za, K, V)[0]
             cells = [(d, layout.order[layout.cell_ptr[2 * d + block]:layout.cell_ptr[2 * d + block + 1]])
                      for d in range(lo, hi)]
             reference_sparse_cells(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, zb, *b, alpha, 0.05,

@@ -437,6 +437,7 @@ def test_sparse_fit_without_doc_table_is_bit_identical_to_the_table(synthetic, m
 def test_doc_table_kept_only_where_a_sampler_needs_it(synthetic):
     from harmonium.estimators.lda import _algorithm
     from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+    from harmonium.inference.mcmc.lda import parallel_gibbs as pgs
     from harmonium.models.directed.lda import make_model
 
     corpus, _, _ = synthetic
@@ -445,9 +446,12 @@ def test_doc_table_kept_only_where_a_sampler_needs_it(synthetic):
     cg, pg = "collapsed_gibbs", "parallel_gibbs"
     for inference, sampler, n_jobs, want in [(cg, "sparse", 1, False), (cg, "auto", 1, False), (cg, "plain", 1, True),
                                              (cg, "alias_mh", 1, True), (cg, "warp", 1, True),
-                                             (pg, "sparse", 1, False), (pg, "sparse", 2, True)]:
+                                             (pg, "sparse", 1, False), (pg, "sparse", 2, False),
+                                             (pg, "auto", 2, False), (pg, "plain", 2, True), (pg, "warp", 2, True)]:
         est = LDA(5, inference=inference, sampler=sampler, n_jobs=n_jobs)
         assert _algorithm(inference).doc_counts(est, model, tokens) is want, (inference, sampler, n_jobs)
     state = cgs.init(np.random.default_rng(0), tokens, model, doc_counts=False)
     with pytest.raises(InvalidParameterError, match="n_dk"):
         cgs.build_kernel(sampler="plain")(np.random.default_rng(0), state, tokens, model)
+    with pytest.raises(InvalidParameterError, match="AD-LDA.*sampler='sparse'"):  # the 2-thread plain sweep
+        pgs.build_kernel(sampler="plain", n_threads=2)(np.random.default_rng(0), state, tokens, model)

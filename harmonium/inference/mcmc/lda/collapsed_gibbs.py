@@ -257,12 +257,17 @@ SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_s
 DOC_COUNT_FREE = frozenset({"sparse", "fplus"})
 
 
+def resolve_sampler(sampler: str, model: LDAModel, tokens: TokenStream) -> str:
+    """``sampler``, or for "auto" the sampler :func:`choose_sampler` picks for (model, tokens)."""
+    if sampler != "auto":
+        return sampler
+    n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
+    return choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
+
+
 def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream) -> bool:
     """Whether the serial sweep of ``sampler`` ("auto" resolved by :func:`choose_sampler`) needs n_dk in the state."""
-    if sampler == "auto":
-        n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
-        sampler = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
-    return sampler not in DOC_COUNT_FREE
+    return resolve_sampler(sampler, model, tokens) not in DOC_COUNT_FREE
 
 
 def check_sampler(sampler) -> str:

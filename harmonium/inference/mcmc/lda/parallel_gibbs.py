@@ -5,7 +5,7 @@ z_i is drawn given *estimates* of Theta and B from the previous step instead
 of the exact current counts, the draws become conditionally independent and
 "easily parallelized". Two schemes apply this over P threads; both split the
 documents into P shards of about equal token count (a document lives on one
-worker, so its n_dk is always exact).
+worker, so its counts n_dk are always exact).
 
 **Word-partitioned** (the SparseLDA sampler, ``sampler="sparse"``, and "auto" when it picks sparse).
 As tomotopy's PARTITION scheme and the model-parallel blocks of LightLDA (Yuan et al. 2015) do, the
@@ -16,8 +16,14 @@ lines). A sweep is P rounds; in round r shard p samples its tokens whose word li
 round the workers touch disjoint rows of n_wk, so every token sees the exact current n_dk and n_wk
 rows; only the K topic totals n_k are per worker: each worker starts the round from the shared n_k and
 sees its own moves, and the shards' changes are added to n_k at the barrier. No V x K table is copied
-or merged. This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different
-chain from the serial one: besides n_k, a document's tokens are visited block by block, so the scan
+or merged, and no D x K table is kept: at each visit the worker rebuilds the document's row of n_dk
+and its topic list from z, as the serial sweep does (O(N_d) a visit, P visits a sweep). Against a kept
+table and kept topic lists this measured 1.10x faster on PyPI at K = 100 and level on Debian, and the fit's
+peak RSS fell from 620 to 463 MiB on PyPI (benchmarks/lda/README.md, "Threads without the D x K table").
+A state that carries the table anyway (``init(..., doc_counts=True)``) keeps it current, and each
+document's topic list between its visits (:func:`~harmonium._kernels.lda_sparse.refresh_doc_lists`).
+This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different chain from the
+serial one: besides n_k, a document's tokens are visited block by block, so the scan
 order differs from the stream order. The per-word topic lists of the sparse sampler are shared and
 outlive a sweep: the worker that samples block b in round 0 refreshes them for block b's words
 (:func:`~harmonium._kernels.lda_sparse.refresh_block_word_lists`: a list still in step with n_wk is kept
@@ -54,10 +60,11 @@ from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     CollapsedGibbsState,
     SweepCache,
     check_sampler,
-    choose_sampler,
+    resolve_sampler,
     word_slots,
 )
 from harmonium.inference.mcmc.lda.collapsed_gibbs import build_kernel as build_serial_kernel
+from harmonium.inference.mcmc.lda.collapsed_gibbs import needs_doc_counts as serial_needs_doc_counts
 from harmonium.models.directed.lda import LDAModel, collapsed_log_joint, doc_count_dtype, seeded_counts
 from harmonium.parallel.threads import (
     BlockRunner,
@@ -67,6 +74,7 @@ from harmonium.parallel.threads import (
     partition_words,
     round_block,
     run_blocks,
+    worker_array,
 )
 
 #: Samplers with a word-partitioned sweep; the others run AD-LDA.
@@ -105,29 +113,41 @@ class PartitionedSparse:
         self.wlen = np.zeros(V, dtype=np.int32)  # all lists empty: the first refresh builds them
         # n_wk's row totals, with which a list that outlived its sweep is checked (seeds add more: rebuilt)
         self.row_sums = np.bincount(tokens.words, minlength=V).astype(np.int64)
-        # each document's topic list, kept between its visits (one a word block): capacity min(N_d, K)
-        self.dptr = np.zeros(len(tokens.doc_ptr), dtype=np.int64)
-        np.cumsum(np.minimum(np.diff(tokens.doc_ptr), K), out=self.dptr[1:])
-        self.dlist = np.empty(int(self.dptr[-1]), dtype=np.int32)
-        self.dlens = np.zeros(len(tokens.doc_ptr) - 1, dtype=np.int32)  # empty: the first refresh finds them
-        # the last scratch array (a document's counts) is unused with the shared n_dk, but must have its dtype
-        self.scratch = [(np.empty(K), np.empty(K), np.empty(K), np.empty(K, dtype=np.int32),
-                         np.zeros(K, dtype=np.uint8), np.zeros(K, dtype=doc_count_dtype(tokens.doc_ptr)))
+        # the last scratch array: the document's row of n_dk, rebuilt from z at each visit (zero between visits;
+        # unused when the state has the table, but of its dtype)
+        # (each on cache lines of its own, as the workers' topic totals below: no false sharing between workers)
+        self.scratch = [(worker_array(K), worker_array(K), worker_array(K), worker_array(K, np.int32),
+                         worker_array(K, np.uint8, 0), worker_array(K, doc_count_dtype(tokens.doc_ptr), 0))
                         for _ in self.layout.doc_parts]
 
-    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool) -> int:
-        """Shard p's tokens of ``block`` against the shared n_dk, n_wk and the worker's own ``n_k``."""
+    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool,
+             docs: tuple = (None, None, None)) -> int:
+        """Shard p's tokens of ``block`` against the shared n_wk (and n_dk, if the state has it) and the worker's
+        own ``n_k``; ``docs`` are :meth:`doc_lists` when the state has n_dk."""
         m, t, lay = self.model, self.tokens, self.layout
         lo, hi = lay.doc_parts[p]
         if first:  # this worker is the first to sample the block this sweep, and to visit its shard's documents
             lda_sparse.refresh_block_word_lists(state.n_wk, self.row_sums, lay.block_words[block], self.wptr,
                                                 self.wtop, self.wlen)
-            lda_sparse.refresh_doc_lists(t.doc_ptr, state.z, state.n_dk, lo, hi, self.dptr, self.dlist, self.dlens,
-                                         self.scratch[p][4])
+            if state.n_dk is not None:
+                lda_sparse.refresh_doc_lists(t.doc_ptr, state.z, state.n_dk, lo, hi, *docs, self.scratch[p][4])
         return lda_sparse.sparse_sweep_cell(
             rng, t.doc_ptr, t.words, state.z, state.n_dk, state.n_wk, n_k, m.alpha, m.beta, lo, hi,
             lay.order, lay.cell_ptr, len(lay.doc_parts), block, lay.block_words[block], self.wptr, self.wtop,
-            self.wlen, *self.scratch[p], self.dptr, self.dlist, self.dlens)
+            self.wlen, *self.scratch[p], *docs)
+
+    def doc_lists(self) -> tuple:
+        """``(dptr, dlist, dlens)``: each document's topic list, kept between its visits when the state has an n_dk
+        table (capacity min(N_d, K)). Made at the first call, which :meth:`__call__` makes before the workers
+        start; the workers share the arrays and own disjoint documents."""
+        lists = self.__dict__.get("_doc_lists")
+        if lists is None:
+            doc_ptr, K = self.tokens.doc_ptr, self.model.n_topics
+            dptr = np.zeros(len(doc_ptr), dtype=np.int64)
+            np.cumsum(np.minimum(np.diff(doc_ptr), K), out=dptr[1:])
+            lists = self._doc_lists = (dptr, np.empty(int(dptr[-1]), dtype=np.int32),
+                                       np.zeros(len(doc_ptr) - 1, dtype=np.int32))  # empty: the refresh finds them
+        return lists
 
     def __call__(self, rngs, state: CollapsedGibbsState) -> int:
         """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k.
@@ -141,14 +161,28 @@ class PartitionedSparse:
         if runner is None:
             runner = self.runner = BlockRunner(P)
         n_changed = 0
+        docs = (None, None, None) if state.n_dk is None else self.doc_lists()
+        n_k = self.__dict__.get("worker_n_k")  # each worker's topic totals in a round, on lines of their own
+        if n_k is None or n_k[0].dtype != state.n_k.dtype:
+            n_k = self.worker_n_k = [worker_array(state.n_k.shape, state.n_k.dtype) for _ in range(P)]
         with seeded_counts(state.n_wk, state.n_k, self.model.seeds):
             for r in range(P):
                 start = state.n_k.copy()
-                n_k = [start.copy() for _ in range(P)]
+                for local in n_k:
+                    local[:] = start
                 n_changed += sum(runner(
-                    self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0) for p in range(P)]))
+                    self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0, docs) for p in range(P)]))
                 merge_topic_totals(state.n_k, start, n_k)
         return n_changed
+
+
+def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream, n_threads: int) -> bool:
+    """Whether the ``n_threads``-thread sweep of ``sampler`` needs the (D, K) n_dk table in the state: only AD-LDA's
+    (the word-partitioned sweep rebuilds each document's row from z); with one thread, the serial sweep's need
+    (:func:`~harmonium.inference.mcmc.lda.collapsed_gibbs.needs_doc_counts`)."""
+    if n_threads == 1:
+        return serial_needs_doc_counts(sampler, model, tokens)
+    return resolve_sampler(sampler, model, tokens) not in WORD_PARTITIONED
 
 
 def merge_topic_totals(n_k: np.ndarray, start: np.ndarray, worker_n_k: list) -> None:
@@ -173,11 +207,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
 
     def scheme(model, tokens):
         """The word-partitioned sweep for (model, tokens), or None when the sampler runs AD-LDA."""
-        name = sampler
-        if name == "auto":
-            n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
-            name = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
-        if name not in WORD_PARTITIONED:
+        if resolve_sampler(sampler, model, tokens) not in WORD_PARTITIONED:
             return None
         key = (id(model), id(tokens))
         if key not in partitioned:
@@ -214,16 +244,18 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
         return n_changed
 
     def kernel(rng, state: CollapsedGibbsState, tokens: TokenStream, model: LDAModel):
-        if state.n_dk is None:
-            raise InvalidParameterError(
-                f"The {n_threads}-thread Gibbs sampler needs the state's n_dk table (its workers share it), but "
-                "this state has none; make it with collapsed_gibbs.init(..., doc_counts=True).")
         sweep = scheme(model, tokens)
         if sweep is None:
+            if state.n_dk is None:
+                raise InvalidParameterError(
+                    f"The {n_threads}-thread Gibbs sampler with sampler={sampler!r} runs AD-LDA, whose workers share "
+                    "the state's n_dk table, but this state has none; make it with collapsed_gibbs.init(..., "
+                    "doc_counts=True), or use sampler='sparse', whose word-partitioned sweep needs no table.")
             n_changed = adlda(rng, state, tokens, model)
         else:
             n_changed = sweep(child_generators(rng, len(sweep.layout.doc_parts)), state)
-        lj = collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model) if compute_log_joint else float("nan")
+        lj = (collapsed_log_joint(state.n_dk, state.n_wk, state.n_k, model, doc_ptr=tokens.doc_ptr, z=state.z)
+              if compute_log_joint else float("nan"))
         return state, CollapsedGibbsInfo(lj, int(n_changed))
 
     return kernel
