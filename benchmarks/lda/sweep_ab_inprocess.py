@@ -82,18 +82,23 @@ def warm_state(corpus: str, K: int, warm: int, doc_counts: bool):
     return tokens, model, state
 
 
-def alternate(runs: dict, rounds: int) -> dict:
+def alternate(runs: dict, rounds: int, wall: dict | None = None) -> dict:
     """Each sweep of ``runs`` (name -> function) once off the clock, then ``rounds`` rounds of one sweep each, the
-    order reversed every other round; returns name -> the CPU seconds of each round."""
+    order reversed every other round; returns name -> the CPU seconds (all threads) of each round, and fills
+    ``wall`` (if given) with name -> the wall seconds of each round."""
     for sweep in runs.values():  # compile or load, off the clock
         sweep()
     names = list(runs)
     cpu = {name: [] for name in names}
+    walls = {name: [] for name in names}
     for r in range(rounds):
         for name in (names if r % 2 == 0 else names[::-1]):
-            c = time.process_time()
+            t, c = time.perf_counter(), time.process_time()
             runs[name]()
             cpu[name].append(time.process_time() - c)
+            walls[name].append(time.perf_counter() - t)
+    if wall is not None:
+        wall.update(walls)
     return cpu
 
 

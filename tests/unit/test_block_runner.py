@@ -105,3 +105,17 @@ def test_word_partitioned_kernel_leaks_no_threads():
     assert _new(before)  # the sweep ran on the runner's thread
     del kernel
     assert _gone(before)
+
+
+def test_worker_arrays_lie_on_cache_lines_of_their_own():
+    from harmonium.parallel.threads import WORKER_PAD, worker_array
+
+    arrays = [worker_array(k, dt, 0) for k in (1, 7, 100) for dt in (np.float64, np.int32, np.uint8, np.int16)]
+    spans = []
+    for a in arrays:
+        assert a.flags.c_contiguous and a.ctypes.data % 64 == 0 and not a.any()
+        spans.append((a.ctypes.data, a.ctypes.data + a.nbytes))
+    # the allocations that hold them: no other array's data within WORKER_PAD bytes of each array's data
+    spans.sort()
+    assert all(b0 - a1 >= WORKER_PAD for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False))
+    assert worker_array((2, 3), np.int64).shape == (2, 3)
