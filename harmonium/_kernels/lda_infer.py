@@ -22,15 +22,15 @@ from harmonium._kernels.lda_sparse import doc_topics, list_remove
 
 
 @njit(cache=True, nogil=True)
-def word_prior_tables(phi_wk, alpha, rows, a_cum):
-    """a_cum[j, k] = sum_{k' <= k} alpha_k' phi_{k' w} for w = rows[j]."""
+def word_prior_tables(phi_wk, alpha, a_cum):
+    """a_cum[w, k] = sum_{k' <= k} alpha_k' phi_{k' w} for every row w of ``phi_wk`` (the words' cumulative prior
+    terms; the caller passes the rows of the words it will draw)."""
     K = alpha.shape[0]
-    for j in range(rows.shape[0]):
-        w = rows[j]
+    for w in range(phi_wk.shape[0]):
         acc = 0.0
         for k in range(K):
             acc += alpha[k] * phi_wk[w, k]
-            a_cum[j, k] = acc
+            a_cum[w, k] = acc
 
 
 @njit(cache=True, nogil=True)
@@ -47,7 +47,7 @@ def _search(row, u):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, word_row, a_cum, initialise, dtop, rbuf, in_doc):
+def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, a_cum, initialise, dtop, rbuf, in_doc):
     """Document d's tokens redrawn (or drawn, ``initialise``) against its counts ``row`` (K,); returns how many
     topics the document holds at the end, listed in ``dtop`` (``in_doc`` is zero again on return)."""
     K = row.shape[0]
@@ -60,7 +60,7 @@ def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, word_row, a_cum, i
             if row[old] == 0:
                 dlen = list_remove(dtop, 0, dlen, old)
                 in_doc[old] = 0
-        arow = a_cum[word_row[w]]
+        arow = a_cum[w]
         a = arow[K - 1]
         r = 0.0
         for j in range(dlen):
@@ -92,21 +92,21 @@ def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, word_row, a_cum, i
 
 
 @njit(cache=True, nogil=True)
-def fixed_topics_sweep_sparse(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_cum,
+def fixed_topics_sweep_sparse(rng, doc_ptr, words, z, n_dk, phi_wk, a_cum,
                               d_lo, d_hi, initialise, dtop, rbuf, in_doc):
     """One sweep over documents d_lo..d_hi-1 with the topics fixed, against the (D, K) counts ``n_dk``.
 
     ``initialise=True`` draws every token given only the tokens before it (z
     and n_dk must be zero); otherwise each token is removed and redrawn.
-    ``word_row[w]`` is the row of ``a_cum`` for word w. ``dtop`` (K int32),
-    ``rbuf`` (K float64) and ``in_doc`` (K uint8, zero on entry and exit) are scratch.
+    ``phi_wk`` (rows by word id) and ``a_cum`` (:func:`word_prior_tables` of it) are read at row ``words[i]``.
+    ``dtop`` (K int32), ``rbuf`` (K float64) and ``in_doc`` (K uint8, zero on entry and exit) are scratch.
     """
     for d in range(d_lo, d_hi):
-        _fixed_topics_doc(rng, doc_ptr, words, z, n_dk[d], d, phi_wk, word_row, a_cum, initialise, dtop, rbuf, in_doc)
+        _fixed_topics_doc(rng, doc_ptr, words, z, n_dk[d], d, phi_wk, a_cum, initialise, dtop, rbuf, in_doc)
 
 
 @njit(cache=True, nogil=True)
-def fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d_lo, d_hi, initialise, dtop, rbuf,
+def fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, a_cum, d_lo, d_hi, initialise, dtop, rbuf,
                             in_doc, drow, total, accumulate):
     """:func:`fixed_topics_sweep_sparse` without a D x K count table: each document's counts are rebuilt from z
     into the (K,) scratch ``drow`` (zero on entry and exit) and cleared after. With ``accumulate``,
@@ -118,8 +118,7 @@ def fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d_l
         if not initialise:
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
                 drow[z[i]] += 1
-        dlen = _fixed_topics_doc(rng, doc_ptr, words, z, drow, d, phi_wk, word_row, a_cum, initialise, dtop, rbuf,
-                                 in_doc)
+        dlen = _fixed_topics_doc(rng, doc_ptr, words, z, drow, d, phi_wk, a_cum, initialise, dtop, rbuf, in_doc)
         for j in range(dlen):
             k = dtop[j]
             if accumulate:

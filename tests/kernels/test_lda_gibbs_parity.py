@@ -113,19 +113,18 @@ def _fixed_topics_problem():
     """A random corpus, fixed topics phi_wk and their prior tables, and two zeroed z (kernel, reference)."""
     tokens, _, alpha, K, V = _random_problem(5)
     phi_wk = np.random.default_rng(1).dirichlet(np.ones(V), size=K).T.copy()
-    rows = np.arange(V, dtype=np.int32)
     a_cum = np.empty((V, K))
-    lda_infer.word_prior_tables(phi_wk, alpha, rows, a_cum)
-    return tokens, alpha, K, len(tokens.doc_ptr) - 1, phi_wk, rows, a_cum, np.zeros_like(tokens.words), \
+    lda_infer.word_prior_tables(phi_wk, alpha, a_cum)
+    return tokens, alpha, K, len(tokens.doc_ptr) - 1, phi_wk, a_cum, np.zeros_like(tokens.words), \
         np.zeros_like(tokens.words)
 
 
 def test_fixed_topics_sweep_sparse_matches_reference():
-    tokens, alpha, K, n_docs, phi_wk, rows, a_cum, za, zb = _fixed_topics_problem()
+    tokens, alpha, K, n_docs, phi_wk, a_cum, za, zb = _fixed_topics_problem()
     na, nb = np.zeros((n_docs, K), np.int32), np.zeros((n_docs, K), np.int32)
     ra, rb = np.random.default_rng(9), np.random.default_rng(9)
     for initialise in (True, False, False, False):
-        lda_infer.fixed_topics_sweep_sparse(ra, tokens.doc_ptr, tokens.words, za, na, phi_wk, rows, a_cum, 0, n_docs,
+        lda_infer.fixed_topics_sweep_sparse(ra, tokens.doc_ptr, tokens.words, za, na, phi_wk, a_cum, 0, n_docs,
                                             initialise, np.empty(K, np.int32), np.empty(K), np.zeros(K, np.uint8))
         reference_fixed_topics_sweep_sparse(rb, tokens.doc_ptr, tokens.words, zb, nb, phi_wk, alpha, initialise)
         np.testing.assert_array_equal(za, zb)
@@ -134,14 +133,14 @@ def test_fixed_topics_sweep_sparse_matches_reference():
 
 def test_fixed_topics_sweep_rows_matches_reference():
     # transform without a D x K table: each document's counts rebuilt from z; same z, and the kept sums
-    tokens, alpha, K, n_docs, phi_wk, rows, a_cum, za, zb = _fixed_topics_problem()
+    tokens, alpha, K, n_docs, phi_wk, a_cum, za, zb = _fixed_topics_problem()
     nb = np.zeros((n_docs, K), np.int32)
     total, want = np.zeros((n_docs, K)), np.zeros((n_docs, K))
     drow = np.zeros(K, np.int32)
     ra, rb = np.random.default_rng(9), np.random.default_rng(9)
     for sweep, initialise in enumerate((True, False, False, False)):
         keep = sweep >= 2
-        lda_infer.fixed_topics_sweep_rows(ra, tokens.doc_ptr, tokens.words, za, phi_wk, rows, a_cum, 0, n_docs,
+        lda_infer.fixed_topics_sweep_rows(ra, tokens.doc_ptr, tokens.words, za, phi_wk, a_cum, 0, n_docs,
                                           initialise, np.empty(K, np.int32), np.empty(K), np.zeros(K, np.uint8),
                                           drow, total, keep)
         reference_fixed_topics_sweep_sparse(rb, tokens.doc_ptr, tokens.words, zb, nb, phi_wk, alpha, initialise)

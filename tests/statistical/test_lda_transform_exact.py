@@ -50,7 +50,7 @@ def posterior():
 
 
 @njit
-def broken_fixed_topics_sweep(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_cum, d_lo, d_hi,
+def broken_fixed_topics_sweep(rng, doc_ptr, words, z, n_dk, phi_wk, a_cum, d_lo, d_hi,
                               initialise, dtop, rbuf, in_doc):
     """Off-by-one: the token's own assignment stays in n_dk while it is redrawn (O(K) draw)."""
     K = n_dk.shape[1]
@@ -74,10 +74,9 @@ def _one_sweep_hist(posterior, sweep, n_copies=40_000, seed=7):
     doc_ptr = np.arange(0, len(words) + 1, len(WORDS), dtype=np.int64)
     n_dk = np.zeros((n_copies, K), dtype=np.int32)
     np.add.at(n_dk, (np.repeat(np.arange(n_copies), len(WORDS)), z), 1)
-    rows = np.arange(PHI_WK.shape[0], dtype=np.int32)
-    a_cum = np.empty((rows.shape[0], K))
-    lda_infer.word_prior_tables(PHI_WK, ALPHA, rows, a_cum)
-    sweep(rng, doc_ptr, words, z, n_dk, PHI_WK, rows, a_cum, 0, n_copies, False,
+    a_cum = np.empty((PHI_WK.shape[0], K))
+    lda_infer.word_prior_tables(PHI_WK, ALPHA, a_cum)
+    sweep(rng, doc_ptr, words, z, n_dk, PHI_WK, a_cum, 0, n_copies, False,
           np.empty(K, np.int32), np.empty(K), np.zeros(K, np.uint8))
     ends = np.ravel_multi_index(tuple(z.reshape(n_copies, -1).T), (K,) * len(WORDS))
     return np.bincount(ends, minlength=len(STATES))
@@ -93,14 +92,14 @@ def _rows_sweep(stale: bool):
     """The sweep without a count table (what transform runs), in the harness's signature. ``stale``: one
     document at a time, each document's counts put back into the scratch after it (the clear at the
     document's end forgotten: a negative control)."""
-    def sweep(rng, doc_ptr, words, z, n_dk, phi_wk, word_row, a_cum, d_lo, d_hi, initialise, dtop, rbuf, in_doc):
+    def sweep(rng, doc_ptr, words, z, n_dk, phi_wk, a_cum, d_lo, d_hi, initialise, dtop, rbuf, in_doc):
         drow, none = np.zeros(K, np.int32), np.zeros((0, K))
         if not stale:
-            lda_infer.fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d_lo, d_hi,
+            lda_infer.fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, a_cum, d_lo, d_hi,
                                               initialise, dtop, rbuf, in_doc, drow, none, False)
             return
         for d in range(d_lo, d_hi):
-            lda_infer.fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, word_row, a_cum, d, d + 1, initialise,
+            lda_infer.fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, a_cum, d, d + 1, initialise,
                                               dtop, rbuf, in_doc, drow, none, False)
             np.add.at(drow, z[doc_ptr[d]:doc_ptr[d + 1]], 1)
     return sweep

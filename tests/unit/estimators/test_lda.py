@@ -224,16 +224,13 @@ def test_transform_of_a_few_words_copies_only_their_rows_of_phi():
     # the same draws as the kernels reading the whole (V, K) table by word id
     tokens = Corpus(doc).tokens()
     phi_wk = np.ascontiguousarray(m.topic_word_.T)
-    rows = np.unique(tokens.words).astype(np.int32)
-    word_row = np.full(V, -1, dtype=np.int32)
-    word_row[rows] = np.arange(rows.shape[0], dtype=np.int32)
-    a_cum = np.empty((rows.shape[0], K))
-    lda_infer.word_prior_tables(phi_wk, m.alpha_, rows, a_cum)
+    a_cum = np.empty((V, K))
+    lda_infer.word_prior_tables(phi_wk, m.alpha_, a_cum)
     z, total = np.zeros(tokens.words.shape[0], dtype=np.int32), np.zeros((1, K))
     scratch = (np.empty(K, dtype=np.int32), np.empty(K), np.zeros(K, dtype=np.uint8), np.zeros(K, dtype=np.int32))
     r = np.random.default_rng(4)
     n_iter = m.n_transform_iter
-    args = (tokens.doc_ptr, tokens.words, z, phi_wk, word_row, a_cum, 0, 1)
+    args = (tokens.doc_ptr, tokens.words, z, phi_wk, a_cum, 0, 1)
     lda_infer.fixed_topics_sweep_rows(r, *args, True, *scratch, total, False)
     for it in range(n_iter):
         lda_infer.fixed_topics_sweep_rows(r, *args, False, *scratch, total, it >= n_iter // 2)

@@ -68,9 +68,8 @@ def infer_fixed_topics(
     if rows.shape[0] and int(rows[-1]) >= phi_wk.shape[0]:
         raise IndexError(f"word id {int(rows[-1])} is outside phi_wk's {phi_wk.shape[0]} rows")
     phi_rows = np.ascontiguousarray(phi_wk[rows])  # a gather from any layout (np.take would copy phi_wk whole)
-    word_row = np.arange(rows.shape[0], dtype=np.int32)
     a_cum = np.empty((rows.shape[0], K), dtype=np.float64)
-    lda_infer.word_prior_tables(phi_rows, alpha, word_row, a_cum)
+    lda_infer.word_prior_tables(phi_rows, alpha, a_cum)
     z = np.zeros(tokens.words.shape[0], dtype=np.int32)
     # the sums of n_dk over the kept sweeps, then theta in place: the only D x K array (no count table)
     total = np.zeros((n_docs, K), dtype=np.float64)
@@ -84,13 +83,13 @@ def infer_fixed_topics(
         in_doc = np.zeros(K, dtype=np.uint8)
         if sweep is None:
             drow = np.zeros(K, dtype=np.int32)
-            args = (tokens.doc_ptr, words, z, phi_rows, word_row, a_cum, lo, hi)
+            args = (tokens.doc_ptr, words, z, phi_rows, a_cum, lo, hi)
             lda_infer.fixed_topics_sweep_rows(block_rng, *args, True, dtop, rbuf, in_doc, drow, total, False)
             for it in range(n_iter):
                 lda_infer.fixed_topics_sweep_rows(block_rng, *args, False, dtop, rbuf, in_doc, drow, total,
                                                   it >= keep_from)
             return
-        args = (tokens.doc_ptr, words, z, n_dk, phi_rows, word_row, a_cum, lo, hi)
+        args = (tokens.doc_ptr, words, z, n_dk, phi_rows, a_cum, lo, hi)
         sweep(block_rng, *args, True, dtop, rbuf, in_doc)
         for it in range(n_iter):
             sweep(block_rng, *args, False, dtop, rbuf, in_doc)
