@@ -93,7 +93,10 @@ def _balance(pg, tokens, model, n_threads: int):
         return None
     lay = pg.word_partition(tokens, model.n_words, n_threads)
     P = len(lay.doc_parts)
-    sizes = np.diff(lay.cell_ptr).reshape(-1, P)
+    # cells[d, b]: document d's tokens of block b (cell_ptr block-major since 2026-11-28, document-major before)
+    n_docs = tokens.doc_ptr.shape[0] - 1
+    block_major = "block, then document" in (pg.cell_order.__doc__ or "")
+    sizes = np.diff(lay.cell_ptr).reshape(P, n_docs).T if block_major else np.diff(lay.cell_ptr).reshape(-1, P)
     cells = np.array([sizes[lo:hi].sum(axis=0) for lo, hi in lay.doc_parts])  # cells[p, b]
     from harmonium.parallel.threads import round_block
 

@@ -6,12 +6,15 @@ BASE is a saved copy of lda_sparse.py (e.g. ``git show HEAD:harmonium/_kernels/l
 the other version is the working tree's. From one state (the benchmark's Debian training split, K topics,
 seed 0, WARM serial sweeps), four copies run in turn each round (order reversed every other round): base
 and tree on 2 threads (``parallel_gibbs``, the module's ``lda_sparse`` swapped for the base copy), base and
-tree on 1 thread (the serial sweep with the state's n_dk, as ``lda_threads.py``'s 1-thread run). Prints each
+tree on 1 thread (the serial sweep). The states have no n_dk table, as ``LDA(n_jobs=t)`` makes them since
+3aac47b (``--table``: with the table, as before; a base kernel from before 3aac47b's layout change of
+``cell_order`` does not fit the tree's layout). Prints each
 run's median wall and CPU seconds a sweep, its z hash, and per-round ratios (quartiles).
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_ab_inprocess.py /tmp/base.py 100 30 12
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_ab_inprocess.py /tmp/base.py 100 30 12 [CORPUS] [--table]
 
-2026-11-27 (the no-view variant, reverted): results/threads-ab-inprocess-intel.txt.
+2026-11-27 (the no-view variant, reverted): results/threads-ab-inprocess-intel.txt; 2026-11-28 (the look-ahead
+across a block's cells): results/threads-ab-cell-prefetch-intel.txt.
 """
 import hashlib
 import json
@@ -33,10 +36,13 @@ from harmonium.inference.mcmc.lda import parallel_gibbs as pg  # noqa: E402
 def main(argv) -> None:
     base = load_base(argv[0])
     K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
-    tokens, model, state = warm_state("debian", K, warm, doc_counts=True)
+    table = "--table" in argv
+    corpus = next((a for a in argv[4:] if not a.startswith("--")), "debian")
+    tokens, model, state = warm_state(corpus, K, warm, doc_counts=table)
     runs = []
     for name, mod, nt in [("base2", base, 2), ("tree2", tree, 2), ("base1", base, 1), ("tree1", tree, 1)]:
-        st = cgs.CollapsedGibbsState(state.z.copy(), state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy())
+        st = cgs.CollapsedGibbsState(state.z.copy(), state.n_dk.copy() if table else None, state.n_wk.copy(),
+                                     state.n_k.copy())
         kern = pg.build_kernel(sampler="sparse", n_threads=nt, compute_log_joint=False)
         runs.append({"name": name, "mod": mod, "kern": kern, "st": st, "rng": np.random.default_rng(9),
                      "wall": [], "cpu": []})
@@ -63,6 +69,10 @@ def main(argv) -> None:
                           "z": hashlib.sha256(run["st"].z.tobytes()).hexdigest()[:12]}))
     w = {r["name"]: np.array(r["wall"]) for r in runs}
     c = {r["name"]: np.array(r["cpu"]) for r in runs}
+    q = [0.25, 0.5, 0.75]
+    print("tree against base on 2 threads, per round base2 / tree2 (quartiles): wall",
+          np.round(np.quantile(w["base2"] / w["tree2"], q), 3), " CPU",
+          np.round(np.quantile(c["base2"] / c["tree2"], q), 3))
     for v in ("base", "tree"):
         q = [0.25, 0.5, 0.75]
         print(v, "speed-up (wall 1t / 2t, per round, quartiles):", np.round(np.quantile(w[v + "1"] / w[v + "2"], q), 3),

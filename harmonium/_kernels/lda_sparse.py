@@ -467,7 +467,10 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
     s = smoothing_blocks(alpha, beta, c, sblk, shift)
     n_changed = 0
     x0, x1, x2, x3 = xoshiro_seed(rng)  # the sweep's uniforms (xoshiro_next), one draw of rng
-    stream_end = doc_ptr[d_hi]  # the serial sweep's tokens are doc_ptr[d_lo] .. doc_ptr[d_hi], in stream order
+    # the tokens the look-ahead may reach: the serial sweep's are doc_ptr[d_lo] .. doc_ptr[d_hi] in stream order; a
+    # cell sweep's are one run of order, the cells of block ``block`` of documents d_lo .. d_hi - 1
+    n_docs = doc_ptr.shape[0] - 1
+    stream_end = doc_ptr[d_hi] if cell_ptr is None else cell_ptr[block * n_docs + d_hi]
     for d in range(d_lo, d_hi):
         if (d - d_lo) % 256 == 0:
             s = smoothing_blocks(alpha, beta, c, sblk, shift)
@@ -475,8 +478,8 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
             lo = doc_ptr[d]
             hi = doc_ptr[d + 1]
         else:
-            lo = cell_ptr[d * n_blocks + block]
-            hi = cell_ptr[d * n_blocks + block + 1]
+            lo = cell_ptr[block * n_docs + d]
+            hi = cell_ptr[block * n_docs + d + 1]
             if lo == hi:
                 continue
         # the document's counts, topic list and q coefficients
@@ -518,7 +521,7 @@ def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, ord
                     prefetch(wlist, wptr[words[j0 + PREFETCH_AHEAD]])
             else:
                 i = order[j0]
-                if j0 + PREFETCH_AHEAD < hi:
+                if j0 + PREFETCH_AHEAD < stream_end:  # on into the next document's cell of the block
                     prefetch(wlist, wptr[words[order[j0 + PREFETCH_AHEAD]]])
             w = words[i]
             old = z[i]
@@ -654,8 +657,10 @@ def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo
                       dptr, dlist, dlens):
     """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
 
-    Document d's tokens of block b are ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``
-    (positions in the token stream, in stream order); ``block_words`` are the block's words. Used by the
+    Document d's tokens of block b are ``order[cell_ptr[b * D + d] : cell_ptr[b * D + d + 1]]`` (D documents;
+    positions in the token stream, in stream order; a block's cells of consecutive documents adjacent, as
+    :func:`harmonium.parallel.threads.cell_order` lays them out, so that the look-ahead runs on across
+    documents); ``block_words`` are the block's words. Used by the
     word-partitioned parallel sampler (harmonium.inference.mcmc.lda.parallel_gibbs): only the rows of n_wk
     of the block's words are read or written, and only their word lists must be current. Same scratch as
     :func:`sparse_sweep`. With ``dptr``, ``dlist``, ``dlens`` (from :func:`refresh_doc_lists` on the same

@@ -169,16 +169,18 @@ def partition_words(doc_ptr: np.ndarray, words: np.ndarray, doc_parts: Sequence[
 
 def cell_order(doc_ptr: np.ndarray, words: np.ndarray, block_of: np.ndarray,
                n_blocks: int) -> tuple[np.ndarray, np.ndarray]:
-    """The token positions grouped by document, then by word block, in stream order within each group.
+    """The token positions grouped by word block, then by document, in stream order within each group.
 
     Returns ``(order, cell_ptr)``: document d's tokens of block b are
-    ``order[cell_ptr[d * n_blocks + b] : cell_ptr[d * n_blocks + b + 1]]``.
+    ``order[cell_ptr[b * n_docs + d] : cell_ptr[b * n_docs + d + 1]]``. A block's cells of consecutive
+    documents are adjacent, so a worker's tokens in a round (its documents' cells of one block) are one run
+    of ``order``, through which the sweep looks ahead across documents (the next tokens' word lists).
     """
     n_docs = doc_ptr.shape[0] - 1
     idx_dtype = np.int32 if words.shape[0] < 2**31 else np.int64
     key_dtype = np.int32 if n_docs * n_blocks < 2**31 else np.int64
-    key = np.repeat(np.arange(n_docs, dtype=key_dtype) * n_blocks, np.diff(doc_ptr))
-    key += block_of[words].astype(key_dtype)
+    key = block_of[words].astype(key_dtype) * n_docs
+    key += np.repeat(np.arange(n_docs, dtype=key_dtype), np.diff(doc_ptr))
     cell_ptr = np.zeros(n_docs * n_blocks + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=n_docs * n_blocks), out=cell_ptr[1:])
     order = np.argsort(key, kind="stable").astype(idx_dtype)

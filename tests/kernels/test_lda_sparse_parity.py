@@ -222,8 +222,8 @@ def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, l
         worker_n_k = []
         for p, (lo, hi) in enumerate(layout.doc_parts):
             b = round_block(p, r, P)
-            ptr = layout.cell_ptr
-            cells = [(d, layout.order[ptr[d * P + b]:ptr[d * P + b + 1]]) for d in range(lo, hi)]
+            ptr, D = layout.cell_ptr, len(tokens.doc_ptr) - 1
+            cells = [(d, layout.order[ptr[b * D + d]:ptr[b * D + d + 1]]) for d in range(lo, hi)]
             own = start.copy()
             reference_sparse_cells(rngs[p], tokens.doc_ptr, tokens.words, z, n_dk, n_wk, own, alpha, beta, cells, wl,
                                    doc_lists)
@@ -313,7 +313,8 @@ def test_sparse_sweep_cell_matches_reference(keep_doc_lists, table):
             if not table:  # the row scratch is zero between visits; the counts are those of z
                 assert not scratch[5].any()
                 a[0] = counts_from_assignments(tokens.doc_ptr, tokens.words, za, K, V)[0]
-            cells = [(d, layout.order[layout.cell_ptr[2 * d + block]:layout.cell_ptr[2 * d + block + 1]])
+            D = len(tokens.doc_ptr) - 1
+            cells = [(d, layout.order[layout.cell_ptr[block * D + d]:layout.cell_ptr[block * D + d + 1]])
                      for d in range(lo, hi)]
             reference_sparse_cells(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, zb, *b, alpha, 0.05,
                                    cells, reference_word_lists(b[1]), ref_doc_lists)

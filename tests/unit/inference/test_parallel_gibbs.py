@@ -94,7 +94,7 @@ def test_word_blocks_balance_every_round_and_cells_list_each_token_once(problem)
         assert sorted(order.tolist()) == list(range(tokens.words.shape[0]))
         for d in range(D):
             for b in range(P):
-                got = order[ptr[d * P + b]:ptr[d * P + b + 1]].tolist()
+                got = order[ptr[b * D + d]:ptr[b * D + d + 1]].tolist()
                 want = [i for i in range(tokens.doc_ptr[d], tokens.doc_ptr[d + 1]) if block_of[tokens.words[i]] == b]
                 assert got == want
 

@@ -86,8 +86,8 @@ class WordPartition(NamedTuple):
 
     doc_parts: list  # P (lo, hi) document ranges
     block_words: list  # P int32 arrays: the words of each block
-    order: np.ndarray  # (N,) token positions by document, then block
-    cell_ptr: np.ndarray  # (D * P + 1,) int64
+    order: np.ndarray  # (N,) token positions by block, then document
+    cell_ptr: np.ndarray  # (P * D + 1,) int64: block b's cell of document d is order[cell_ptr[b*D+d]:cell_ptr[b*D+d+1]]
 
 
 def word_partition(tokens: TokenStream, n_words: int, n_parts: int) -> WordPartition:
