@@ -441,7 +441,7 @@ def xoshiro_seed(rng):
 
 
 @njit(cache=True, nogil=True)
-def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
+def _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, block,
            block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop_s, in_doc, drow, dptr, dlist, dlens):
     """The sweep of :func:`sparse_sweep` (``order``, ``cell_ptr``, ``block_words`` None) and :func:`sparse_sweep_cell`.
 
@@ -647,13 +647,13 @@ def sparse_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_h
     ``n_dk`` is the (D, K) table, updated in place, or None: each document's counts are then rebuilt
     from ``z`` (module docstring).
     """
-    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, 0, None,
+    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, None, None, 0, None,
                   wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow, None, None, None)
 
 
 @njit(cache=True, nogil=True)
 def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr,
-                      n_blocks, block, block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow,
+                      block, block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow,
                       dptr, dlist, dlens):
     """:func:`sparse_sweep` over the tokens of documents d_lo..d_hi-1 whose words lie in word block ``block``.
 
@@ -667,5 +667,5 @@ def sparse_sweep_cell(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo
     n_dk) each document's topic list is kept between its visits, one a word block, instead of being found
     again by a walk over all its tokens at every visit; without them (None) it is found by the walk.
     """
-    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, n_blocks, block,
+    return _sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta, d_lo, d_hi, order, cell_ptr, block,
                   block_words, wptr, wlist, wlen, c, qcoef, qbuf, dtop, in_doc, drow, dptr, dlist, dlens)

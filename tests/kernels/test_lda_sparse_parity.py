@@ -307,7 +307,7 @@ def test_sparse_sweep_cell_matches_reference(keep_doc_lists, table):
             lda_sparse.build_block_word_lists(a[1], layout.block_words[block], wptr, wtop, wlen)
             lda_sparse.sparse_sweep_cell(np.random.default_rng(seed), tokens.doc_ptr, tokens.words, za,
                                          a[0] if table else None, a[1], a[2], alpha,
-                                         0.05, lo, hi, layout.order, layout.cell_ptr, 2, block,
+                                         0.05, lo, hi, layout.order, layout.cell_ptr, block,
                                          layout.block_words[block], wptr, wtop, wlen,
                                          *scratch, *docs)
             if not table:  # the row scratch is zero between visits; the counts are those of z
@@ -433,7 +433,7 @@ def test_refreshed_block_word_lists_equal_rebuilt_block_lists():
             assert [got[w] for w in others] == before
             for lo, hi in layout.doc_parts:
                 lda_sparse.sparse_sweep_cell(rng, tokens.doc_ptr, tokens.words, z, n_dk, n_wk, n_k, alpha, 0.05,
-                                             lo, hi, layout.order, layout.cell_ptr, 2, block, words, wptr, wlist,
+                                             lo, hi, layout.order, layout.cell_ptr, block, words, wptr, wlist,
                                              wlen, *scratch, None, None, None)
     # the first refresh of each block builds every list of its words; later ones keep them (the sweep kept step)
     assert rebuilt[0] + rebuilt[1] == np.count_nonzero(freq) and sum(rebuilt[2:]) == 0

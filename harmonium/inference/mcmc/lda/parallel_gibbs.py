@@ -133,7 +133,7 @@ class PartitionedSparse:
                 lda_sparse.refresh_doc_lists(t.doc_ptr, state.z, state.n_dk, lo, hi, *docs, self.scratch[p][4])
         return lda_sparse.sparse_sweep_cell(
             rng, t.doc_ptr, t.words, state.z, state.n_dk, state.n_wk, n_k, m.alpha, m.beta, lo, hi,
-            lay.order, lay.cell_ptr, len(lay.doc_parts), block, lay.block_words[block], self.wptr, self.wtop,
+            lay.order, lay.cell_ptr, block, lay.block_words[block], self.wptr, self.wtop,
             self.wlen, *self.scratch[p], *docs)
 
     def doc_lists(self) -> tuple:
