@@ -95,7 +95,7 @@ def _balance(pg, tokens, model, n_threads: int):
     P = len(lay.doc_parts)
     # cells[d, b]: document d's tokens of block b (cell_ptr block-major since 2026-11-28, document-major before)
     n_docs = tokens.doc_ptr.shape[0] - 1
-    block_major = "block, then document" in (pg.cell_order.__doc__ or "")
+    block_major = "by word block, then by document" in (getattr(pg, "cell_order", None).__doc__ or "")
     sizes = np.diff(lay.cell_ptr).reshape(P, n_docs).T if block_major else np.diff(lay.cell_ptr).reshape(-1, P)
     cells = np.array([sizes[lo:hi].sum(axis=0) for lo, hi in lay.doc_parts])  # cells[p, b]
     from harmonium.parallel.threads import round_block
@@ -213,12 +213,16 @@ def table(paths: list[str]) -> str:
     lines = []
     runs = [r for r in recs if "wall_s_per_sweep" in r]
     if runs:
-        lines += ["| source (commit) | K | CPU s/sweep, 1 thread | 2 threads | CPU 1t / 2t | wall s/sweep, 1 thread "
-                  "| 2 threads | wall 1t / 2t (speed-up) | critical-path speed-up | load avg (1 min) "
-                  "| schedule bound |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for key in sorted({(r["src"], r["commit"], r["K"]) for r in runs}, key=lambda k: (k[2], k[0])):
-            rs = [r for r in runs if (r["src"], r["commit"], r["K"]) == key]
+        lines += ["| source (commit) | corpus | K | CPU s/sweep, 1 thread | 2 threads | CPU 1t / 2t "
+                  "| wall s/sweep, 1 thread | 2 threads | wall 1t / 2t (speed-up) | critical-path speed-up "
+                  "| load avg (1 min) | schedule bound |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+        def key_of(r):  # records from before the corpus option are Debian's
+            return r["src"], r["commit"], r.get("corpus", "debian"), r["K"]
+
+        for key in sorted({key_of(r) for r in runs}, key=lambda k: (k[2], k[3], k[0])):
+            rs = [r for r in runs if key_of(r) == key]
             by = {(r["repeat"], r["threads"]): r for r in rs}
             reps = sorted({r["repeat"] for r in rs if (r["repeat"], 1) in by and (r["repeat"], 2) in by})
             c1 = [by[i, 1]["cpu_s_per_sweep"] for i in reps]
@@ -228,7 +232,7 @@ def table(paths: list[str]) -> str:
             p2 = [by[i, 2]["critical_path_s_per_sweep"] for i in reps]
             loads = [x for r in rs for x in (r["load_before"], r["load_after"])]
             bound = rs[0].get("balance_2")
-            lines.append(f"| {key[0]} ({key[1]}) | {key[2]} | {_stat(c1, '{:.3f}')} | {_stat(c2, '{:.3f}')} "
+            lines.append(f"| {key[0]} ({key[1]}) | {key[2]} | {key[3]} | {_stat(c1, '{:.3f}')} | {_stat(c2, '{:.3f}')} "
                          f"| {_stat([a / b for a, b in zip(c1, c2, strict=True)])} | {_stat(w1, '{:.3f}')} "
                          f"| {_stat(w2, '{:.3f}')} | {_stat([a / b for a, b in zip(w1, w2, strict=True)])}× "
                          f"| {_stat([a / b for a, b in zip(c1, p2, strict=True)])}× "
