@@ -93,11 +93,12 @@ def _balance(pg, tokens, model, n_threads: int):
         return None
     lay = pg.word_partition(tokens, model.n_words, n_threads)
     P = len(lay.doc_parts)
-    # cells[d, b]: document d's tokens of block b (cell_ptr block-major since 2026-11-28, document-major before)
-    n_docs = tokens.doc_ptr.shape[0] - 1
-    block_major = "by word block, then by document" in (getattr(pg, "cell_order", None).__doc__ or "")
-    sizes = np.diff(lay.cell_ptr).reshape(P, n_docs).T if block_major else np.diff(lay.cell_ptr).reshape(-1, P)
-    cells = np.array([sizes[lo:hi].sum(axis=0) for lo, hi in lay.doc_parts])  # cells[p, b]
+    # cells[p, b]: shard p's tokens of block b, from the blocks' words (whatever order the source lays cells in)
+    block_of = np.empty(model.n_words, dtype=np.int64)
+    for b, ws in enumerate(lay.block_words):
+        block_of[ws] = b
+    cells = np.array([np.bincount(block_of[tokens.words[tokens.doc_ptr[lo]:tokens.doc_ptr[hi]]], minlength=P)
+                      for lo, hi in lay.doc_parts])
     from harmonium.parallel.threads import round_block
 
     longest = sum(max(cells[p, round_block(p, r, P)] for p in range(P)) for r in range(P))
