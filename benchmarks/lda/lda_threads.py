@@ -1,4 +1,8 @@
-"""Thread scaling of ``parallel_gibbs`` (sparse sampler): 1 against 2 threads, CPU and wall seconds per sweep.
+"""Thread scaling of ``parallel_gibbs``: 1 against 2 threads, CPU and wall seconds per sweep.
+
+``--sampler`` (default "sparse") names the sampler of both thread counts: "auto" is ``LDA``'s default, whose
+1-thread sweep picks F+LDA or SparseLDA each sweep and whose 2-thread sweep makes the same choice between
+the word-partitioned F+LDA and SparseLDA sweeps; "fplus" runs F+LDA throughout.
 
 Each (source, K) runs in its own process: the Debian training split (90%, seed 0; the same tokens as
 lda_time_to_quality.py), one initial state (seed 0; with the (D, K) n_dk table only for the thread counts
@@ -50,7 +54,7 @@ def _commit(src: str) -> str:
         return "unknown"
 
 
-def _problem(K: int, corpus: str = "debian", threads: int | None = None):
+def _problem(K: int, corpus: str = "debian", threads: int | None = None, sampler: str = "sparse"):
     """(harmonium, tokens, model, state); the state has the n_dk table unless ``threads`` is given and
     ``LDA(n_jobs=threads)`` of the source keeps none (:func:`_uses_table`)."""
     sys.path.append(str(ROOT))  # benchmarks._common; harmonium itself comes from PYTHONPATH (the source measured)
@@ -66,7 +70,7 @@ def _problem(K: int, corpus: str = "debian", threads: int | None = None):
     if threads is not None:
         from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 
-        table = _uses_table(pg, tokens, model, threads)
+        table = _uses_table(pg, tokens, model, threads, sampler)
     state = cgs.init(np.random.default_rng(0), tokens, model, doc_counts=table)
     return harmonium, tokens, model, state
 
@@ -77,14 +81,14 @@ def _copy(state, table: bool = True):
     return type(state)(*[None if (f == "n_dk" and not table) else a.copy() for f, a in fields])
 
 
-def _uses_table(pg, tokens, model, n_threads: int) -> bool:
-    """Whether ``LDA(n_jobs=n_threads)`` of the source measured keeps the (D, K) n_dk table (sampler "sparse"):
+def _uses_table(pg, tokens, model, n_threads: int, sampler: str = "sparse") -> bool:
+    """Whether ``LDA(n_jobs=n_threads, sampler=sampler)`` of the source measured keeps the (D, K) n_dk table:
     ``parallel_gibbs.needs_doc_counts`` where the source has it; before it, the table on 2 threads only."""
     from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 
     if hasattr(pg, "needs_doc_counts"):
-        return bool(pg.needs_doc_counts("sparse", model, tokens, n_threads))
-    return n_threads > 1 or cgs.needs_doc_counts("sparse", model, tokens)
+        return bool(pg.needs_doc_counts(sampler, model, tokens, n_threads))
+    return n_threads > 1 or cgs.needs_doc_counts(sampler, model, tokens)
 
 
 def _balance(pg, tokens, model, n_threads: int):
@@ -149,12 +153,12 @@ def worker(args) -> None:
 
     path = CriticalPath(pg)
 
-    kernels = {t: pg.build_kernel(sampler="sparse", n_threads=t, compute_log_joint=False) for t in (1, 2)}
-    table = {t: _uses_table(pg, tokens, model, t) for t in (1, 2)}  # the state LDA(n_jobs=t) would make
+    kernels = {t: pg.build_kernel(sampler=args.sampler, n_threads=t, compute_log_joint=False) for t in (1, 2)}
+    table = {t: _uses_table(pg, tokens, model, t, args.sampler) for t in (1, 2)}  # the state LDA(n_jobs=t) makes
     for t, kern in kernels.items():  # compile / load the cache and build the layout, off the clock
         kern(np.random.default_rng(1), _copy(base, table[t]), tokens, model)
     meta = {"src": args.label, "commit": _commit(args.path), "harmonium": harmonium.__file__, "K": args.topics,
-            "corpus": args.corpus,
+            "corpus": args.corpus, "sampler": args.sampler,
             "n_tokens": int(tokens.words.shape[0]), "sweeps": args.sweeps,
             "balance_2": _balance(pg, tokens, model, 2), "n_dk_table": {str(t): table[t] for t in (1, 2)}}
     for rep in range(args.repeats):
@@ -214,13 +218,13 @@ def table(paths: list[str]) -> str:
     lines = []
     runs = [r for r in recs if "wall_s_per_sweep" in r]
     if runs:
-        lines += ["| source (commit) | corpus | K | CPU s/sweep, 1 thread | 2 threads | CPU 1t / 2t "
+        lines += ["| source (commit) | corpus | K | sampler | CPU s/sweep, 1 thread | 2 threads | CPU 1t / 2t "
                   "| wall s/sweep, 1 thread | 2 threads | wall 1t / 2t (speed-up) | critical-path speed-up "
                   "| load avg (1 min) | schedule bound |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
-        def key_of(r):  # records from before the corpus option are Debian's
-            return r["src"], r["commit"], r.get("corpus", "debian"), r["K"]
+        def key_of(r):  # records from before the corpus (sampler) option are Debian's (sparse)
+            return r["src"], r["commit"], r.get("corpus", "debian"), r["K"], r.get("sampler", "sparse")
 
         for key in sorted({key_of(r) for r in runs}, key=lambda k: (k[2], k[3], k[0])):
             rs = [r for r in runs if key_of(r) == key]
@@ -233,7 +237,8 @@ def table(paths: list[str]) -> str:
             p2 = [by[i, 2]["critical_path_s_per_sweep"] for i in reps]
             loads = [x for r in rs for x in (r["load_before"], r["load_after"])]
             bound = rs[0].get("balance_2")
-            lines.append(f"| {key[0]} ({key[1]}) | {key[2]} | {key[3]} | {_stat(c1, '{:.3f}')} | {_stat(c2, '{:.3f}')} "
+            lines.append(f"| {key[0]} ({key[1]}) | {key[2]} | {key[3]} | {key[4]} | {_stat(c1, '{:.3f}')} "
+                         f"| {_stat(c2, '{:.3f}')} "
                          f"| {_stat([a / b for a, b in zip(c1, c2, strict=True)])} | {_stat(w1, '{:.3f}')} "
                          f"| {_stat(w2, '{:.3f}')} | {_stat([a / b for a, b in zip(w1, w2, strict=True)])}× "
                          f"| {_stat([a / b for a, b in zip(c1, p2, strict=True)])}× "
@@ -260,6 +265,7 @@ def main(argv=None) -> None:
         p.add_argument("--src", action="append", help="label=PATH of a harmonium checkout (default new=.)")
         p.add_argument("--out", required=True)
         p.add_argument("--corpus", default="debian", help="a corpus of benchmarks/_common.py (its training split)")
+        p.add_argument("--sampler", default="sparse", help="the sampler of both thread counts (run only)")
     t = sub.add_parser("table")
     t.add_argument("paths", nargs="+")
     for name in ("_worker", "_memory"):
@@ -271,6 +277,7 @@ def main(argv=None) -> None:
         w.add_argument("--label", required=True)
         w.add_argument("--path", required=True)
         w.add_argument("--corpus", default="debian")
+        w.add_argument("--sampler", default="sparse")
     args = ap.parse_args(argv)
     if args.cmd == "_worker":
         return worker(args)
@@ -286,7 +293,8 @@ def main(argv=None) -> None:
             if args.cmd == "run":
                 for src in srcs:
                     _spawn(src, ["_worker", "--topics", str(K), "--sweeps", str(args.sweeps),
-                                 "--repeats", str(args.repeats), "--corpus", args.corpus], out)
+                                 "--repeats", str(args.repeats), "--corpus", args.corpus,
+                                 "--sampler", args.sampler], out)
             else:
                 for th in args.threads:
                     for src in srcs:

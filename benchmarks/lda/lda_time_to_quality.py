@@ -10,7 +10,9 @@ see that file and ``_peers.py`` for how each system is clocked). What it adds:
   ``harmonium:<sampler>`` at 1 thread ("plain" only at K <= 100, "auto" left
   out: it only dispatches to the others), plus ``harmonium:parallel``
   (``parallel_gibbs`` with the sparse sampler, n_jobs = threads) at every
-  thread count above 1; ``--harmonium-src LABEL=PATH`` adds the samplers of
+  thread count above 1 (``harmonium:parallel-SAMPLER``: with that sampler, e.g. ``parallel-auto``,
+  the default's per-sweep choice between the word-partitioned F+LDA and SparseLDA
+  sweeps); ``--harmonium-src LABEL=PATH`` adds the samplers of
   another harmonium checkout as ``harmonium-LABEL:<sampler>``;
 * peers: tomotopy, topica-sparse, topica-warp, topica-lightlda (1 and more
   threads), lda and pyrmallet (1 thread); topica and pyrmallet cannot pause,
@@ -102,11 +104,12 @@ def plan(systems: list[str], K: int, threads: list[int], srcs: dict[str, str], c
             src = srcs.get(label) if label else None
             if label and src is None:
                 raise SystemExit(f"{name}: no --harmonium-src {label}=PATH given")
-            if variant == "parallel":
+            if variant == "parallel" or variant.startswith("parallel-"):
+                sampler = variant.partition("-")[2] or "sparse"  # harmonium:parallel-auto: LDA's default sampler
                 for t in threads:
                     if t > 1:
                         runs.append({"system": name, "threads": t, "harmonium_src": src,
-                                     "options": {"inference": "parallel_gibbs", "sampler": "sparse", "n_jobs": t,
+                                     "options": {"inference": "parallel_gibbs", "sampler": sampler, "n_jobs": t,
                                                  **fits}})
                 continue
             if variant == "plain" and K > 100:

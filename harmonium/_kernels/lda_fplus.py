@@ -103,9 +103,12 @@ def tree_pick(f, T, log_t, u, leaf, delta):
 
 
 @njit(cache=True, nogil=True)
-def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist, dlen, c, buf, f, pick):
+def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist, dlen, c, buf, f, pick, wids):
     """One word-by-word sweep over all tokens (word-major positions p, word w at ``wptr[w]:wptr[w + 1]``,
     document ``wdoc[p]``, topic ``z_w[p]``); returns the number of changed z.
+
+    ``wids``: None to visit the words 0..V-1, or the words to visit, in order (the word-partitioned sweep's
+    block: only those words' tokens are drawn, and only their rows of n_wk are read or written).
 
     ``n_dk``: the (D, K) table, kept in step, or None. ``dptr``, ``dlist``, ``dlen`` from
     :func:`build_doc_lists` on the same z; kept in step. Scratch: ``c``, ``buf`` float64 (K), ``f`` float64
@@ -128,7 +131,9 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
     n_changed = 0
     for k in range(K, T):
         f[T + k] = 0.0
-    for w in range(V):
+    n_visit = V if wids is None else wids.shape[0]
+    for jw in range(n_visit):
+        w = jw if wids is None else wids[jw]
         lo = wptr[w]
         hi = wptr[w + 1]
         if lo == hi:

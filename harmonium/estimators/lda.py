@@ -6,7 +6,7 @@ Model: :mod:`harmonium.models.directed.lda`. Algorithms (seeds 003 and 004):
   (exact; ``sampler`` chooses how each z_i is drawn);
 * ``inference="parallel_gibbs"``: :mod:`harmonium.inference.mcmc.lda.parallel_gibbs`
   (approximate collapsed Gibbs over ``n_jobs`` threads: word-partitioned for ``sampler="sparse"``,
-  AD-LDA for the other samplers);
+  ``"fplus"`` and ``"auto"``, AD-LDA for the other samplers);
 * ``inference="naive_gibbs"``: :mod:`harmonium.inference.mcmc.lda.naive_gibbs`
   (z, Theta and B drawn in turn);
 * ``inference="vb"``, ``"online_vb"``, ``"cvb0"``: :mod:`harmonium.inference.vi.lda_vb`
@@ -101,8 +101,9 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         sweep its cost model predicts cheaper for the current state (F+LDA while
         the words' topic lists are long against the documents', as in the first
         sweeps from the random start at large K; benchmarks/lda/README.md,
-        "F+LDA sweeps"). With ``n_jobs > 1`` it runs the word-partitioned sparse
-        sweep.
+        "F+LDA sweeps"). With ``n_jobs > 1`` (``inference="parallel_gibbs"``) it
+        makes the same choice each sweep between the word-partitioned F+LDA and
+        SparseLDA sweeps.
 
         .. deprecated:: 0.1.0
            ``"alias_mh"`` warns (``FutureWarning``) and will be removed: it is exact but

@@ -1,7 +1,8 @@
 """The parallel sampler's held-out perplexity matches the serial exact sampler's.
 
 Debian subset, K = 20, 100 sweeps, two seeds each; the seed-to-seed spread of
-either sampler is about 2%, so the means must agree within 3%. A parallel
+either sampler is about 2%, so the means must agree within 3%, with the default sampler ("auto": here the
+word-partitioned SparseLDA sweep) and with the word-partitioned F+LDA sweep. A parallel
 sampler whose workers' counts are not merged (negative control) must miss: with the default sparse
 sampler (word-partitioned) those are the workers' n_k changes; AD-LDA's unmerged n_wk moves are the
 negative control of tests/unit/inference/test_parallel_gibbs.py.
@@ -36,8 +37,10 @@ def serial(split):
     return _mean_perplexity(split)
 
 
-def test_parallel_matches_serial(split, serial):
-    parallel = _mean_perplexity(split, inference="parallel_gibbs", n_jobs=2)
+@pytest.mark.parametrize("sampler", ["auto", "fplus"])
+def test_parallel_matches_serial(split, serial, sampler):
+    # "fplus": the word-partitioned F+LDA sweep, which "auto" runs on 2 threads where its rule picks F+LDA
+    parallel = _mean_perplexity(split, inference="parallel_gibbs", n_jobs=2, sampler=sampler)
     assert abs(parallel - serial) / serial < 0.03, (parallel, serial)
 
 

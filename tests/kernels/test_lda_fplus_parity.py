@@ -15,24 +15,29 @@ import pytest
 from harmonium._kernels import lda_fplus
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.inference.mcmc.lda import fplus
+from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 from harmonium.models.directed.lda import counts_from_assignments, make_model
+from harmonium.parallel.threads import child_generators, round_block
 
 from .test_lda_gibbs_parity import _random_problem
 from .test_lda_sparse_parity import reference_uniforms
 
 
-def reference_fplus_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
-    V, K = n_wk.shape
-    D = len(doc_ptr) - 1
-    doc_of = np.repeat(np.arange(D), np.diff(doc_ptr))
-    # each document's [topic, count] list, topics in the order of their first token
-    lists = []
-    for d in range(D):
+def reference_doc_lists(doc_ptr, z, docs):
+    """Each document's [topic, count] list, topics in the order of their first token."""
+    lists = {}
+    for d in docs:
         zd = [int(k) for k in z[doc_ptr[d]:doc_ptr[d + 1]]]
-        lists.append([[k, zd.count(k)] for k in dict.fromkeys(zd)])
+        lists[d] = [[k, zd.count(k)] for k in dict.fromkeys(zd)]
+    return lists
+
+
+def reference_fplus_tokens(uniforms, visit, doc_of, words, z, n_dk, n_wk, n_k, alpha, beta, lists):
+    """Draw the tokens at positions ``visit`` in that order, as one call of the kernel does (c from n_k at the
+    call's start, then kept in step); ``lists``: the documents' [topic, count] lists, updated in place."""
+    V, K = n_wk.shape
     c = 1.0 / (n_k + V * beta)
-    uniforms = reference_uniforms(rng)
-    for i in np.argsort(words, kind="stable"):
+    for i in visit:
         w, d, old = int(words[i]), int(doc_of[i]), int(z[i])
         L = lists[d]
         n_wk[w, old] -= 1
@@ -64,6 +69,92 @@ def reference_fplus_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
         n_wk[w, new] += 1
         n_k[new] += 1
         c[new] = 1.0 / (n_k[new] + V * beta)
+
+
+def reference_fplus_sweep(rng, doc_ptr, words, z, n_dk, n_wk, n_k, alpha, beta):
+    D = len(doc_ptr) - 1
+    doc_of = np.repeat(np.arange(D), np.diff(doc_ptr))
+    lists = reference_doc_lists(doc_ptr, z, range(D))
+    reference_fplus_tokens(reference_uniforms(rng), np.argsort(words, kind="stable"), doc_of, words, z, n_dk, n_wk,
+                           n_k, alpha, beta, lists)
+
+
+def reference_partitioned_fplus_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout):
+    """One word-partitioned F+LDA sweep, sequentially: P rounds; in round r shard p draws its tokens of block
+    (p + r) mod P word by word (words ascending, a word's tokens in stream order) against its own n_k, whose
+    changes are added at the round's end. Each document's list is made from z at the sweep's start and kept
+    through the rounds."""
+    P = len(layout.doc_parts)
+    doc_ptr, words = tokens.doc_ptr, tokens.words
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    lists = reference_doc_lists(doc_ptr, z, range(len(doc_ptr) - 1))
+    block_of = np.empty(n_wk.shape[0], dtype=np.int64)
+    for b, ws in enumerate(layout.block_words):
+        block_of[ws] = b
+    for r in range(P):
+        start = n_k.copy()
+        worker_n_k = []
+        for p, (lo, hi) in enumerate(layout.doc_parts):
+            b = round_block(p, r, P)
+            pos = np.arange(doc_ptr[lo], doc_ptr[hi])
+            pos = pos[block_of[words[pos]] == b]
+            visit = pos[np.argsort(words[pos], kind="stable")]
+            own = start.copy()
+            reference_fplus_tokens(reference_uniforms(rngs[p]), visit, doc_of, words, z, n_dk, n_wk, own, alpha, beta,
+                                   lists)
+            worker_n_k.append(own)
+        n_k[:] = start + sum(own - start for own in worker_n_k)
+
+
+def _partitioned_fplus_matches_reference(n_threads, doc_counts, seeds=range(3)):
+    """Whether the threaded word-partitioned F+LDA sweep and its sequential twin agree for 3 sweeps on each
+    problem; False also when no token moved (the comparison would then cover no list or tree update)."""
+    moved = 0
+    for seed in seeds:
+        tokens, z, alpha, K, V = _random_problem(seed, D=12, V=13, K=5)
+        model = make_model(K, V, alpha, 0.05)
+        state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=doc_counts)
+        ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
+        zb = z.copy()
+        kernel = pg.build_kernel(sampler="fplus", n_threads=n_threads, compute_log_joint=False)
+        layout = pg.word_partition(tokens, V, n_threads)
+        ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
+        for _ in range(3):
+            z_before = state.z.copy()
+            state, _ = kernel(ra, state, tokens, model)
+            reference_partitioned_fplus_sweep(child_generators(rb, n_threads), tokens, zb, ref[0], ref[1], ref[2],
+                                              alpha, 0.05, layout)
+            moved += int((state.z != z_before).sum())
+            n_dk = state.n_dk if doc_counts else counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)[0]
+            tables = zip((n_dk, state.n_wk, state.n_k), ref, strict=True)
+            if not (np.array_equal(state.z, zb) and all(np.array_equal(a, b) for a, b in tables)):
+                return False
+    return moved > 0
+
+
+@pytest.mark.parametrize("doc_counts", [False, True])
+def test_partitioned_fplus_sweep_matches_sequential_reference(doc_counts):
+    # doc_counts=False: LDA(n_jobs=2)'s state (no D x K table); True: a state with the table keeps it current
+    assert _partitioned_fplus_matches_reference(2, doc_counts)
+    assert _partitioned_fplus_matches_reference(3, doc_counts)
+
+
+def test_negative_control_partitioned_fplus_unrotated_blocks_fail_the_reference(monkeypatch):
+    # each shard draws its own word block in every round: half the tokens are never redrawn
+    monkeypatch.setattr(pg, "round_block", lambda part, round_, n_parts: part)
+    assert not _partitioned_fplus_matches_reference(2, False)
+
+
+def test_negative_control_partitioned_fplus_lists_rebuilt_each_round_fail_the_reference(monkeypatch):
+    # a worker that makes its documents' lists from z again at every round (z is scattered back only after the
+    # last round, so the lists lose the round's moves)
+    real = pg.PartitionedFPlus.cell
+
+    def stale(self, rng, state, n_k, p, block, first, last, docs=(None, None, None)):
+        return real(self, rng, state, n_k, p, block, True, last, docs)
+
+    monkeypatch.setattr(pg.PartitionedFPlus, "cell", stale)
+    assert not _partitioned_fplus_matches_reference(2, False)
 
 
 @pytest.mark.parametrize("doc_counts", [True, False])

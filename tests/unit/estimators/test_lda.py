@@ -444,7 +444,8 @@ def test_doc_table_kept_only_where_a_sampler_needs_it(synthetic):
     for inference, sampler, n_jobs, want in [(cg, "sparse", 1, False), (cg, "auto", 1, False), (cg, "plain", 1, True),
                                              (cg, "alias_mh", 1, True), (cg, "warp", 1, True),
                                              (pg, "sparse", 1, False), (pg, "sparse", 2, False),
-                                             (pg, "auto", 2, False), (pg, "plain", 2, True), (pg, "warp", 2, True)]:
+                                             (pg, "auto", 2, False), (pg, "fplus", 2, False), (cg, "fplus", 1, False),
+                                             (pg, "plain", 2, True), (pg, "warp", 2, True)]:
         est = LDA(5, inference=inference, sampler=sampler, n_jobs=n_jobs)
         assert _algorithm(inference).doc_counts(est, model, tokens) is want, (inference, sampler, n_jobs)
     state = cgs.init(np.random.default_rng(0), tokens, model, doc_counts=False)

@@ -48,7 +48,7 @@ def test_one_thread_is_the_exact_serial_sampler(problem):
     np.testing.assert_array_equal(s1.z, s2.z)
 
 
-@pytest.mark.parametrize("sampler", ["plain", "sparse"])
+@pytest.mark.parametrize("sampler", ["plain", "sparse", "fplus"])
 def test_same_seed_and_threads_identical_and_counts_consistent(problem, sampler):
     a = _run(problem, 2, 7, sampler=sampler)
     b = _run(problem, 2, 7, sampler=sampler)
@@ -64,6 +64,7 @@ def test_same_seed_and_threads_identical_and_counts_consistent(problem, sampler)
 @pytest.mark.parametrize(("sampler", "merge", "table"), [
     ("plain", "apply_moves", 2),  # AD-LDA: the workers' n_wk moves are not merged
     ("sparse", "merge_topic_totals", 3),  # word-partitioned: the workers' n_k changes are not added
+    ("fplus", "merge_topic_totals", 3),
 ])
 def test_negative_control_unmerged_worker_counts_break_the_invariant(problem, monkeypatch, sampler, merge, table):
     monkeypatch.setattr(pg, merge, lambda *args: None)
@@ -103,6 +104,29 @@ def test_auto_runs_the_word_partitioned_sweep(problem):
     a = _run(problem, 2, 11, sampler="auto")  # "auto" picks sparse at K = 5, so the word-partitioned sweep
     b = _run(problem, 2, 11, sampler="sparse")
     np.testing.assert_array_equal(a.z, b.z)
+
+
+def test_auto_runs_the_word_partitioned_fplus_sweep_where_its_rule_picks_it(problem, monkeypatch):
+    from harmonium.inference.mcmc.lda import fplus
+
+    picks = iter([True, False, True, True])
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda k_w, k_d: next(picks))
+    tokens, model = problem
+    made = []
+    real = pg.PartitionedAuto.__init__
+    monkeypatch.setattr(pg.PartitionedAuto, "__init__", lambda self, *a: made.append(self) or real(self, *a))
+    a = _run(problem, 2, 13, sampler="auto")
+    assert made[-1].choices == ["fplus", "sparse", "fplus", "fplus"]
+    assert made[-1].sparse.runner is made[-1].fplus.runner  # one set of worker threads for both sweeps
+    # the same chain as the two word-partitioned sweeps run in that order
+    rng = np.random.default_rng(13)
+    b = cgs.init(rng, tokens, model)
+    sweeps = {s: pg.build_kernel(sampler=s, n_threads=2, compute_log_joint=False) for s in ("fplus", "sparse")}
+    for s in ("fplus", "sparse", "fplus", "fplus"):
+        b, _ = sweeps[s](rng, b, tokens, model)
+    np.testing.assert_array_equal(a.z, b.z)
+    np.testing.assert_array_equal(a.n_wk, b.n_wk)
+    np.testing.assert_array_equal(a.n_k, b.n_k)
 
 
 def test_a_new_model_for_the_same_tokens_keeps_the_layout_and_samples_the_new_model(problem, monkeypatch):

@@ -119,7 +119,7 @@ class FPlusSweep:
         lda_warp.gather(perm, state.z, z_w)
         n_dk = None if state.n_dk is None else state.n_dk[d_lo:d_hi]
         n_changed = kern.fplus_sweep(rng, wptr, wdoc, z_w, n_dk, state.n_wk, state.n_k, self.alpha, self.beta,
-                                     dptr, dlist, dlen, self.c, self.buf, self.f, self.pick)
+                                     dptr, dlist, dlen, self.c, self.buf, self.f, self.pick, None)
         kern.scatter(perm, z_w, state.z)
         return int(n_changed)
 
@@ -155,9 +155,14 @@ class AutoSweep:
         return kern.sampled_list_lengths(self._doc_ptr[(d_lo, d_hi)], self.tokens.words[i0:i1], state.z[i0:i1],
                                          state.n_wk, stride, self.row)
 
-    def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
+    def choose(self, state, d_lo: int, d_hi: int):
+        """The sweep to run on ``state`` (F+LDA when :func:`fplus_is_cheaper`, else SparseLDA), recorded in
+        :attr:`choices`; choosing SparseLDA releases the F+LDA sweep's O(N) arrays."""
         use_fplus = fplus_is_cheaper(*self.mean_list_lengths(state, int(d_lo), int(d_hi)))
         self.choices.append("fplus" if use_fplus else "sparse")
         if not use_fplus:
             self.fplus.release()  # its O(N) arrays would otherwise be held to the end of the fit, whose peak they raise
-        return (self.fplus if use_fplus else self.sparse)(rng, state, d_lo, d_hi)
+        return self.fplus if use_fplus else self.sparse
+
+    def __call__(self, rng, state, d_lo: int, d_hi: int) -> int:
+        return self.choose(state, d_lo, d_hi)(rng, state, d_lo, d_hi)

@@ -7,7 +7,9 @@ of the exact current counts, the draws become conditionally independent and
 documents into P shards of about equal token count (a document lives on one
 worker, so its counts n_dk are always exact).
 
-**Word-partitioned** (the SparseLDA sampler, ``sampler="sparse"``, and "auto" when it picks sparse).
+**Word-partitioned** (the SparseLDA and F+LDA samplers, ``sampler="sparse"`` and ``"fplus"``, and "auto"
+when it picks sparse: then each sweep is the word-partitioned F+LDA or SparseLDA sweep, by the cost rule
+of the serial "auto", :class:`PartitionedAuto`).
 As tomotopy's PARTITION scheme and the model-parallel blocks of LightLDA (Yuan et al. 2015) do, the
 vocabulary is also split into P blocks (:func:`~harmonium.parallel.threads.partition_words`, balanced per
 round; runs of consecutive word ids stay together, so that the workers' rows of n_wk share no cache
@@ -22,7 +24,8 @@ table and kept topic lists this measured 1.10x faster on PyPI at K = 100 and lev
 peak RSS fell from 620 to 463 MiB on PyPI (benchmarks/lda/README.md, "Threads without the D x K table").
 A state that carries the table anyway (``init(..., doc_counts=True)``) keeps it current, and each
 document's topic list between its visits (:func:`~harmonium._kernels.lda_sparse.refresh_doc_lists`).
-This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different chain from the
+The F+LDA sweep (:class:`PartitionedFPlus`) runs the same rounds over the same cells, each cell word by
+word. This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different chain from the
 serial one: besides n_k, a document's tokens are visited block by block, so the scan
 order differs from the stream order. The per-word topic lists of the sparse sampler are shared and
 outlive a sweep: the worker that samples block b in round 0 refreshes them for block b's words
@@ -50,10 +53,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from harmonium._kernels import lda_sparse
+from harmonium._kernels import lda_fplus, lda_sparse, lda_warp
 from harmonium._kernels.lda_gibbs import apply_moves
 from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
+from harmonium.inference.mcmc.lda import fplus
 from harmonium.inference.mcmc.lda.collapsed_gibbs import (
     SAMPLERS,
     CollapsedGibbsInfo,
@@ -78,7 +82,7 @@ from harmonium.parallel.threads import (
 )
 
 #: Samplers with a word-partitioned sweep; the others run AD-LDA.
-WORD_PARTITIONED = ("sparse",)
+WORD_PARTITIONED = ("sparse", "fplus")
 
 
 class WordPartition(NamedTuple):
@@ -100,7 +104,50 @@ def word_partition(tokens: TokenStream, n_words: int, n_parts: int) -> WordParti
     return WordPartition(parts, block_words, order, cell_ptr)
 
 
-class PartitionedSparse:
+class _Partitioned:
+    """A word-partitioned sweep ``sweep(rngs, state) -> n_changed``: P rounds over the layout's cells, each
+    followed by adding the workers' n_k changes to the shared n_k. Subclasses sample a cell
+    (:meth:`cell`)."""
+
+    layout: WordPartition
+    model: LDAModel
+
+    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool, last: bool,
+             docs: tuple = (None, None, None)) -> int:
+        raise NotImplementedError
+
+    def docs(self, state: CollapsedGibbsState) -> tuple:
+        """What every cell of this sweep also gets (the sparse sweep's kept document lists)."""
+        return (None, None, None)
+
+    def __call__(self, rngs, state: CollapsedGibbsState) -> int:
+        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k.
+
+        The rounds run on one :class:`~harmonium.parallel.threads.BlockRunner` kept for the object's life
+        (the calling thread samples shard 0, persistent threads the others): starting a thread pool for every
+        round cost about 2% of the wall time of a sweep (Debian, K = 100, benchmarks/lda/README.md "Threads").
+        """
+        P = len(self.layout.doc_parts)
+        runner = self.__dict__.get("runner")
+        if runner is None:
+            runner = self.runner = BlockRunner(P)
+        n_changed = 0
+        docs = self.docs(state)
+        n_k = self.__dict__.get("worker_n_k")  # each worker's topic totals in a round, on lines of their own
+        if n_k is None or n_k[0].dtype != state.n_k.dtype:
+            n_k = self.worker_n_k = [worker_array(state.n_k.shape, state.n_k.dtype) for _ in range(P)]
+        with seeded_counts(state.n_wk, state.n_k, self.model.seeds):
+            for r in range(P):
+                start = state.n_k.copy()
+                for local in n_k:
+                    local[:] = start
+                n_changed += sum(runner(self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0,
+                                                     r == P - 1, docs) for p in range(P)]))
+                merge_topic_totals(state.n_k, start, n_k)
+        return n_changed
+
+
+class PartitionedSparse(_Partitioned):
     """The word-partitioned SparseLDA sweep for one (model, tokens): shared word lists, scratch per worker."""
 
     def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int, layout: WordPartition | None = None):
@@ -120,7 +167,7 @@ class PartitionedSparse:
                          worker_array(K, np.uint8, 0), worker_array(K, doc_count_dtype(tokens.doc_ptr), 0))
                         for _ in self.layout.doc_parts]
 
-    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool,
+    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool, last: bool,
              docs: tuple = (None, None, None)) -> int:
         """Shard p's tokens of ``block`` against the shared n_wk (and n_dk, if the state has it) and the worker's
         own ``n_k``; ``docs`` are :meth:`doc_lists` when the state has n_dk."""
@@ -136,6 +183,9 @@ class PartitionedSparse:
             lay.order, lay.cell_ptr, block, lay.block_words[block], self.wptr, self.wtop,
             self.wlen, *self.scratch[p], *docs)
 
+    def docs(self, state: CollapsedGibbsState) -> tuple:
+        return (None, None, None) if state.n_dk is None else self.doc_lists()
+
     def doc_lists(self) -> tuple:
         """``(dptr, dlist, dlens)``: each document's topic list, kept between its visits when the state has an n_dk
         table (capacity min(N_d, K)). Made at the first call, which :meth:`__call__` makes before the workers
@@ -149,31 +199,86 @@ class PartitionedSparse:
                                        np.zeros(len(doc_ptr) - 1, dtype=np.int32))  # empty: the refresh finds them
         return lists
 
-    def __call__(self, rngs, state: CollapsedGibbsState) -> int:
-        """One sweep: P rounds, each followed by adding the workers' n_k changes to the shared n_k.
+    def release(self) -> None:
+        """Nothing to free: the word lists are kept for the next sweep (:class:`PartitionedAuto`'s interface)."""
 
-        The rounds run on one :class:`~harmonium.parallel.threads.BlockRunner` kept for the object's life
-        (the calling thread samples shard 0, persistent threads the others): starting a thread pool for every
-        round cost about 2% of the wall time of a sweep (Debian, K = 100, benchmarks/lda/README.md "Threads").
-        """
-        P = len(self.layout.doc_parts)
-        runner = self.__dict__.get("runner")
-        if runner is None:
-            runner = self.runner = BlockRunner(P)
-        n_changed = 0
-        docs = (None, None, None) if state.n_dk is None else self.doc_lists()
-        n_k = self.__dict__.get("worker_n_k")  # each worker's topic totals in a round, on lines of their own
-        if n_k is None or n_k[0].dtype != state.n_k.dtype:
-            n_k = self.worker_n_k = [worker_array(state.n_k.shape, state.n_k.dtype) for _ in range(P)]
-        with seeded_counts(state.n_wk, state.n_k, self.model.seeds):
-            for r in range(P):
-                start = state.n_k.copy()
-                for local in n_k:
-                    local[:] = start
-                n_changed += sum(runner(
-                    self.cell, [(rngs[p], state, n_k[p], p, round_block(p, r, P), r == 0, docs) for p in range(P)]))
-                merge_topic_totals(state.n_k, start, n_k)
-        return n_changed
+
+class PartitionedFPlus(_Partitioned):
+    """The word-partitioned F+LDA sweep (Yu et al. 2015, whose own parallel scheme, Nomad, also gives each
+    worker the documents of one shard and passes word blocks between workers): the same shards, blocks and
+    rounds as :class:`PartitionedSparse`; in each cell the worker visits its shard's tokens of the block's
+    words word by word (:func:`~harmonium._kernels.lda_fplus.fplus_sweep` over ``block_words``).
+
+    Per shard, one :class:`~harmonium.inference.mcmc.lda.fplus.FPlusSweep` holds the word-major index of the
+    shard's tokens and its documents' (count, topic) lists. At the sweep's first round each worker builds its
+    documents' lists from z and gathers its z in word-major order; the lists and that z are then the
+    worker's own through the rounds (a document lives on one worker), and its last round scatters z back.
+    The F+ tree of a word is built once a cell, so a word with tokens in several shards costs a tree per shard
+    (O(K) each).
+    """
+
+    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int, layout: WordPartition | None = None):
+        self.model, self.tokens = model, tokens
+        self.layout = word_partition(tokens, model.n_words, n_parts) if layout is None else layout
+        K = model.n_topics
+        self.shards = []
+        for _ in self.layout.doc_parts:
+            sw = fplus.FPlusSweep(model, tokens)
+            # the workers' scratch on cache lines of their own
+            sw.c, sw.buf, sw.f, sw.row = worker_array(K), worker_array(K), worker_array(sw.f.shape[0], fill=0.0), \
+                worker_array(K, np.int32, 0)
+            self.shards.append(sw)
+
+    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool, last: bool,
+             docs: tuple = (None, None, None)) -> int:
+        """Shard p's tokens of ``block``, word by word, against the shared n_wk and the worker's own ``n_k``."""
+        lo, hi = self.layout.doc_parts[p]
+        sw = self.shards[p]
+        perm, wptr, wdoc, z_w, dptr, dlist, dlen, _ = sw.index(lo, hi)
+        if first:
+            sw.doc_lists(state.z, lo, hi)
+            lda_warp.gather(perm, state.z, z_w)
+        n_dk = None if state.n_dk is None else state.n_dk[lo:hi]
+        n_changed = lda_fplus.fplus_sweep(rng, wptr, wdoc, z_w, n_dk, state.n_wk, n_k, sw.alpha, sw.beta, dptr, dlist,
+                                          dlen, sw.c, sw.buf, sw.f, sw.pick, self.layout.block_words[block])
+        if last:
+            lda_fplus.scatter(perm, z_w, state.z)
+        return int(n_changed)
+
+    def release(self) -> None:
+        """Free the shards' word-major indexes and document lists (O(N)); the next sweep makes them again."""
+        for sw in self.shards:
+            sw.release()
+
+
+class PartitionedAuto(fplus.AutoSweep):
+    """``sampler="auto"`` on P threads where it picks "sparse": each sweep the word-partitioned F+LDA sweep
+    while :func:`~harmonium.inference.mcmc.lda.fplus.fplus_is_cheaper` holds for the state (read on the
+    same sample of documents as on one thread), else the word-partitioned SparseLDA sweep. The two share
+    one layout and one set of worker threads."""
+
+    def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int, layout: WordPartition | None = None):
+        sparse = PartitionedSparse(model, tokens, n_parts, layout)
+        fp = PartitionedFPlus(model, tokens, n_parts, sparse.layout)
+        super().__init__(model, tokens, sparse, fp)
+        self.model, self.layout = model, sparse.layout
+
+    @property
+    def runner(self):
+        return self.sparse.__dict__.get("runner")
+
+    @runner.setter
+    def runner(self, value) -> None:
+        self.sparse.runner = self.fplus.runner = value
+
+    def __call__(self, rngs, state: CollapsedGibbsState) -> int:
+        if self.runner is None:
+            self.runner = BlockRunner(len(self.layout.doc_parts))
+        return self.choose(state, 0, len(self.tokens.doc_ptr) - 1)(rngs, state)
+
+
+#: The word-partitioned sweep of each sampler in :data:`WORD_PARTITIONED`, and of "auto" where it picks "sparse".
+PARTITIONED = {"sparse": PartitionedSparse, "fplus": PartitionedFPlus, "auto": PartitionedAuto}
 
 
 def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream, n_threads: int) -> bool:
@@ -216,8 +321,9 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
             previous = partitioned.pop(next(iter(partitioned)), None) if partitioned else None
             reuse = previous is not None and previous.tokens is tokens and previous.model.n_words == model.n_words
             partitioned.clear()
-            partitioned[key] = PartitionedSparse(model, tokens, n_threads, previous.layout if reuse else None)
-            if reuse and "runner" in previous.__dict__:
+            make = PARTITIONED["auto" if sampler == "auto" else resolve_sampler(sampler, model, tokens)]
+            partitioned[key] = make(model, tokens, n_threads, previous.layout if reuse else None)
+            if reuse and getattr(previous, "runner", None) is not None:
                 partitioned[key].runner = previous.runner
         return partitioned[key]
 
