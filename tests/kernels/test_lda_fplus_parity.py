@@ -17,10 +17,10 @@ from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
 from harmonium.inference.mcmc.lda import fplus
 from harmonium.inference.mcmc.lda import parallel_gibbs as pg
 from harmonium.models.directed.lda import counts_from_assignments, make_model
-from harmonium.parallel.threads import child_generators, round_block
+from harmonium.parallel.threads import round_block
 
 from .test_lda_gibbs_parity import _random_problem
-from .test_lda_sparse_parity import reference_uniforms
+from .test_lda_sparse_parity import partitioned_twin_agreement, reference_uniforms
 
 
 def reference_doc_lists(doc_ptr, z, docs):
@@ -109,27 +109,9 @@ def reference_partitioned_fplus_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, b
 def _partitioned_fplus_matches_reference(n_threads, doc_counts, seeds=range(3)):
     """Whether the threaded word-partitioned F+LDA sweep and its sequential twin agree for 3 sweeps on each
     problem; False also when no token moved (the comparison would then cover no list or tree update)."""
-    moved = 0
-    for seed in seeds:
-        tokens, z, alpha, K, V = _random_problem(seed, D=12, V=13, K=5)
-        model = make_model(K, V, alpha, 0.05)
-        state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=doc_counts)
-        ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
-        zb = z.copy()
-        kernel = pg.build_kernel(sampler="fplus", n_threads=n_threads, compute_log_joint=False)
-        layout = pg.word_partition(tokens, V, n_threads)
-        ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
-        for _ in range(3):
-            z_before = state.z.copy()
-            state, _ = kernel(ra, state, tokens, model)
-            reference_partitioned_fplus_sweep(child_generators(rb, n_threads), tokens, zb, ref[0], ref[1], ref[2],
-                                              alpha, 0.05, layout)
-            moved += int((state.z != z_before).sum())
-            n_dk = state.n_dk if doc_counts else counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)[0]
-            tables = zip((n_dk, state.n_wk, state.n_k), ref, strict=True)
-            if not (np.array_equal(state.z, zb) and all(np.array_equal(a, b) for a, b in tables)):
-                return False
-    return moved > 0
+    agree, moved = partitioned_twin_agreement("fplus", n_threads, reference_partitioned_fplus_sweep, seeds,
+                                              doc_counts)
+    return agree and moved > 0
 
 
 @pytest.mark.parametrize("doc_counts", [False, True])

@@ -231,27 +231,39 @@ def reference_partitioned_sweep(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, l
         n_k[:] = start + sum(own - start for own in worker_n_k)
 
 
-def _partitioned_matches_reference(n_threads, seeds=range(3), doc_counts=True):
-    """Whether the threaded kernel and the sequential twin agree for 3 sweeps on each problem (a state with the
-    n_dk table, or without: then the twin's n_dk must equal the counts of the kernel's z)."""
+def partitioned_twin_agreement(sampler, n_threads, reference, seeds=range(3), doc_counts=True):
+    """(agree, moved): whether the threaded word-partitioned sweep of ``sampler`` and its sequential twin
+    ``reference(rngs, tokens, z, n_dk, n_wk, n_k, alpha, beta, layout)`` agree for 3 sweeps on each problem
+    (a state with the n_dk table, or without: then the twin's n_dk must equal the counts of the kernel's z),
+    and how many tokens the kernel moved."""
+    moved = 0
     for seed in seeds:
         tokens, z, alpha, K, V = _random_problem(seed, D=12, V=13, K=5)
         model = make_model(K, V, alpha, 0.05)
         state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=doc_counts)
         ref = [a.copy() for a in counts_from_assignments(tokens.doc_ptr, tokens.words, z, K, V)]
         zb = z.copy()
-        kernel = pg.build_kernel(sampler="sparse", n_threads=n_threads, compute_log_joint=False)
+        kernel = pg.build_kernel(sampler=sampler, n_threads=n_threads, compute_log_joint=False)
         layout = pg.word_partition(tokens, V, n_threads)
         ra, rb = np.random.default_rng(seed), np.random.default_rng(seed)
         for _ in range(3):
+            z_before = state.z.copy()
             state, _ = kernel(ra, state, tokens, model)
-            reference_partitioned_sweep(child_generators(rb, n_threads), tokens, zb, *ref, alpha, 0.05, layout,
-                                        keep_doc_lists=doc_counts)
+            reference(child_generators(rb, n_threads), tokens, zb, *ref, alpha, 0.05, layout)
+            moved += int((state.z != z_before).sum())
             n_dk = state.n_dk if doc_counts else counts_from_assignments(tokens.doc_ptr, tokens.words, state.z, K, V)[0]
             tables = zip((n_dk, state.n_wk, state.n_k), ref, strict=True)
             if not (np.array_equal(state.z, zb) and all(np.array_equal(a, b) for a, b in tables)):
-                return False
-    return True
+                return False, moved
+    return True, moved
+
+
+def _partitioned_matches_reference(n_threads, seeds=range(3), doc_counts=True):
+    """Whether the threaded SparseLDA kernel and the sequential twin agree (:func:`partitioned_twin_agreement`)."""
+    def reference(*args):
+        reference_partitioned_sweep(*args, keep_doc_lists=doc_counts)
+
+    return partitioned_twin_agreement("sparse", n_threads, reference, seeds, doc_counts)[0]
 
 
 @pytest.mark.parametrize("doc_counts", [True, False])
