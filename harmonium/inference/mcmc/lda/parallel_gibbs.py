@@ -106,15 +106,12 @@ def word_partition(tokens: TokenStream, n_words: int, n_parts: int) -> WordParti
 
 class _Partitioned:
     """A word-partitioned sweep ``sweep(rngs, state) -> n_changed``: P rounds over the layout's cells, each
-    followed by adding the workers' n_k changes to the shared n_k. Subclasses sample a cell
-    (:meth:`cell`)."""
+    followed by adding the workers' n_k changes to the shared n_k. Subclasses sample a cell:
+    ``cell(rng, state, n_k, p, block, first, last, docs) -> n_changed``, shard p's tokens of ``block``
+    against the worker's own ``n_k``; ``first`` / ``last``: the sweep's first / last round."""
 
     layout: WordPartition
     model: LDAModel
-
-    def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool, last: bool,
-             docs: tuple = (None, None, None)) -> int:
-        raise NotImplementedError
 
     def docs(self, state: CollapsedGibbsState) -> tuple:
         """What every cell of this sweep also gets (the sparse sweep's kept document lists)."""
@@ -198,9 +195,6 @@ class PartitionedSparse(_Partitioned):
             lists = self._doc_lists = (dptr, np.empty(int(dptr[-1]), dtype=np.int32),
                                        np.zeros(len(doc_ptr) - 1, dtype=np.int32))  # empty: the refresh finds them
         return lists
-
-    def release(self) -> None:
-        """Nothing to free: the word lists are kept for the next sweep (:class:`PartitionedAuto`'s interface)."""
 
 
 class PartitionedFPlus(_Partitioned):
