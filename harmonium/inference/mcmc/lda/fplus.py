@@ -58,7 +58,12 @@ class FPlusSweep:
     :func:`harmonium._kernels.lda_fplus.tree_pick` (tests pass a broken one). Mutates the state in place.
     """
 
-    def __init__(self, model: LDAModel, tokens: TokenStream, *, pick=None):
+    def __init__(self, model: LDAModel, tokens: TokenStream, *, pick=None, array=None):
+        """``array(shape, dtype, fill)`` makes the scratch arrays (default numpy's; the word-partitioned sweep
+        passes :func:`~harmonium.parallel.threads.worker_array`, which puts each on cache lines of its own)."""
+        if array is None:
+            def array(shape, dtype=np.float64, fill=None):
+                return np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
         K, V = model.n_topics, model.n_words
         if tokens.words.shape[0] and int(tokens.words.max()) >= V:
             raise InvalidParameterError(f"word id {int(tokens.words.max())} >= vocabulary size {V} (fplus sampler).")
@@ -67,9 +72,9 @@ class FPlusSweep:
         self.alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
         self.beta = float(model.beta)
         T, _ = kern.tree_size(K)
-        self.f = np.zeros(2 * T)
-        self.c, self.buf = np.empty(K), np.empty(K)
-        self.row = np.zeros(K, dtype=np.int32)
+        self.f = array(2 * T, np.float64, 0.0)
+        self.c, self.buf = array(K), array(K)
+        self.row = array(K, np.int32, 0)
         self._index: dict = {}
 
     def index(self, d_lo: int, d_hi: int):

@@ -219,14 +219,8 @@ class PartitionedFPlus(_Partitioned):
     def __init__(self, model: LDAModel, tokens: TokenStream, n_parts: int, layout: WordPartition | None = None):
         self.model, self.tokens = model, tokens
         self.layout = word_partition(tokens, model.n_words, n_parts) if layout is None else layout
-        K = model.n_topics
-        self.shards = []
-        for _ in self.layout.doc_parts:
-            sw = fplus.FPlusSweep(model, tokens)
-            # the workers' scratch on cache lines of their own
-            sw.c, sw.buf, sw.f, sw.row = worker_array(K), worker_array(K), worker_array(sw.f.shape[0], fill=0.0), \
-                worker_array(K, np.int32, 0)
-            self.shards.append(sw)
+        # one per worker, its scratch on cache lines of its own
+        self.shards = [fplus.FPlusSweep(model, tokens, array=worker_array) for _ in self.layout.doc_parts]
 
     def cell(self, rng, state: CollapsedGibbsState, n_k: np.ndarray, p: int, block: int, first: bool, last: bool,
              docs: tuple = (None, None, None)) -> int:
