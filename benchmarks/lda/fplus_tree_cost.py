@@ -63,7 +63,8 @@ def main(argv) -> None:
     for _ in range(3):
         sweep(rng, state, tokens, model)
     whole = (time.process_time() - t) / 3
-    print(f"{corpus}, K = {K}: V {model.n_words}, words with tokens {int((counts > 0).sum())}, N {tokens.words.shape[0]}; "
+    print(f"{corpus}, K = {K}: V {model.n_words}, words with tokens {int((counts > 0).sum())}, "
+          f"N {tokens.words.shape[0]}; "
           f"tree builds {trees:.4f} CPU s a sweep, F+LDA sweep {whole:.4f}, share {trees / whole:.3f}")
 
 

@@ -38,7 +38,6 @@ from numba import njit
 
 from harmonium._kernels.lda_sparse import packed_list_move, prefetch, topic_bits, xoshiro_next, xoshiro_seed
 
-
 #: How many word-major positions ahead the sweep prefetches the document entries (``dptr``, ``dlen``) of the token
 #: there, and half as far ahead its document's list. Positions run on across words. Against the list alone two
 #: ahead: 1.25x [1.23-1.45] faster sweeps on PyPI K = 1000 (713,000 documents, whose entries miss every cache
