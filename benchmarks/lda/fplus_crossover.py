@@ -13,9 +13,9 @@ on the copies (CPU seconds, order alternating), with the state's exact k_w and k
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 1000 8 >> $OUT
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py pypi 100 30 >> $OUT
 
-``fit FILE``: how much of the records' summed CPU the present rule spends over the cheaper sweep of each
-state, and the rule (SPARSE_NS fixed, the other three constants on a grid) that would spend least on them,
-with the picks it changes per corpus and K (in-sample, on single timings: an optimistic bound).
+``fit FILE``: the cost model fitted by least squares to the records (the ones with ``docs_per_token``), and the CPU
+seconds the present rule, the fitted one and, per corpus, the one fitted on the other corpora spend on them,
+against the cheaper sweep of each state (in-sample, on single timings: an optimistic bound).
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover.py fit $OUT
 """
@@ -62,37 +62,60 @@ def main(argv) -> None:
                           "fplus_s": round(cpu["fplus"], 3), "sparse_s": round(cpu["sparse"], 3),
                           "fplus_ns_per_token": round(1e9 * cpu["fplus"] / N, 1),
                           "sparse_ns_per_token": round(1e9 * cpu["sparse"] / N, 1),
-                          "rule_picks": "fplus" if fplus.fplus_is_cheaper(kw, kd) else "sparse"}), flush=True)
+                          "docs_per_token": round(D / N, 6),
+                          "rule_picks": "fplus" if fplus.fplus_is_cheaper(kw, kd, D / N, K) else "sparse"}),
+              flush=True)
         state = copies["sparse"]  # the chain goes on with the SparseLDA sweep
 
 
+def rule_features(records) -> tuple:
+    """The cost model's features (``fplus.fplus_is_cheaper``) of each record: SparseLDA's (1, k_w, D / N) and
+    F+LDA's (1, k_d, log2 K) rows, and the measured ns a token of each."""
+    sparse_x = np.array([(1.0, r["k_w"], r["docs_per_token"]) for r in records])
+    fplus_x = np.array([(1.0, r["k_d"], np.log2(r["K"])) for r in records])
+    return (sparse_x, fplus_x, np.array([r["sparse_ns_per_token"] for r in records]),
+            np.array([r["fplus_ns_per_token"] for r in records]))
+
+
 def fit_rule(path) -> None:
-    records = [r for r in map(json.loads, Path(path).read_text().splitlines()) if "k_w" in r]
+    """The cost model fitted by least squares to the records of ``path`` (those with ``docs_per_token``); the CPU
+    seconds each rule spends on them (the present one, the fitted one, the fit of the other corpora held out on
+    each corpus) against the cheaper sweep of each state (in-sample, on single timings: an optimistic bound)."""
+    records = [r for r in map(json.loads, Path(path).read_text().splitlines()) if "docs_per_token" in r]
     cells = sorted({(r["corpus"], r["K"]) for r in records})
+    sparse_x, fplus_x, sparse_ns, fplus_ns = rule_features(records)
+    sparse_s = np.array([r["sparse_s"] for r in records])
+    fplus_s = np.array([r["fplus_s"] for r in records])
 
-    def picks(rule, r):
-        """Whether ``rule`` (SPARSE_NS, SPARSE_NS_PER_WORD_TOPIC, FPLUS_NS, FPLUS_NS_PER_DOC_TOPIC) picks F+LDA."""
-        a, b, c, d = rule
-        return c + d * r["k_d"] < a + b * r["k_w"]
+    def fit(rows):
+        a = np.linalg.lstsq(sparse_x[rows], sparse_ns[rows], rcond=None)[0]
+        b = np.linalg.lstsq(fplus_x[rows], fplus_ns[rows], rcond=None)[0]
+        return a, b
 
-    def spend(rule, rs):
-        return sum(r["fplus_s"] if picks(rule, r) else r["sparse_s"] for r in rs)
+    def spend(picks, rows):
+        return float(np.where(picks, fplus_s, sparse_s)[rows].sum())
 
-    now = (fplus.SPARSE_NS, fplus.SPARSE_NS_PER_WORD_TOPIC, fplus.FPLUS_NS, fplus.FPLUS_NS_PER_DOC_TOPIC)
-    grid = [(now[0], b, c, d) for b in np.arange(0.8, 2.41, 0.1) for c in np.arange(50, 451, 25)
-            for d in np.arange(0.0, 3.01, 0.25)]
-    best = min(grid, key=lambda g: spend(g, records))
-    oracle = sum(min(r["fplus_s"], r["sparse_s"]) for r in records)
-    print(f"{len(records)} sweeps; present rule {now}: {spend(now, records):.2f} CPU s; best on the grid "
-          f"{tuple(round(float(x), 2) for x in best)}: {spend(best, records):.2f}; "
-          f"the cheaper sweep each time {oracle:.2f}")
-    print("| corpus, K | sweeps | present rule | best rule | cheaper each time | picks changed |")
-    print("|---|---|---|---|---|---|")
+    present = np.array([fplus.fplus_is_cheaper(r["k_w"], r["k_d"], r["docs_per_token"], r["K"]) for r in records])
+    # the rule of 2026-11-27 (no per-document term, no K): SparseLDA 70 + 1.6 k_w, F+LDA 150 + 3 k_d
+    before = np.array([150 + 3 * r["k_d"] < 70 + 1.6 * r["k_w"] for r in records])
+    a, b = fit(np.ones(len(records), dtype=bool))
+    fitted = fplus_x @ b < sparse_x @ a
+    every = np.ones(len(records), dtype=bool)
+    print(f"{len(records)} sweeps; fitted: SparseLDA {a[0]:.1f} + {a[1]:.2f} k_w + {a[2]:.1f} D/N ns a token, F+LDA "
+          f"{b[0]:.1f} + {b[1]:.2f} k_d + {b[2]:.1f} log2 K; CPU s spent: rule before {spend(before, every):.2f}, "
+          f"present rule {spend(present, every):.2f}, "
+          f"fitted {spend(fitted, every):.2f}, the cheaper sweep each time {np.minimum(sparse_s, fplus_s).sum():.2f}")
+    print("| corpus, K | sweeps | rule before | present rule | fitted | fitted without this corpus | "
+          "cheaper each time | F+LDA sweeps (before / present) |")
+    print("|---|---|---|---|---|---|---|---|")
     for cell in cells:
-        rs = [r for r in records if (r["corpus"], r["K"]) == cell]
-        changed = sum(picks(now, r) != picks(best, r) for r in rs)
-        print(f"| {cell[0]}, {cell[1]} | {len(rs)} | {spend(now, rs):.2f} | {spend(best, rs):.2f} | "
-              f"{sum(min(r['fplus_s'], r['sparse_s']) for r in rs):.2f} | {changed} |")
+        rows = np.array([(r["corpus"], r["K"]) == cell for r in records])
+        ha, hb = fit(np.array([r["corpus"] != cell[0] for r in records]))
+        held = fplus_x @ hb < sparse_x @ ha
+        print(f"| {cell[0]}, {cell[1]} | {int(rows.sum())} | {spend(before, rows):.2f} | {spend(present, rows):.2f} | "
+              f"{spend(fitted, rows):.2f} | {spend(held, rows):.2f} | "
+              f"{np.minimum(sparse_s, fplus_s)[rows].sum():.2f} | "
+              f"{int(before[rows].sum())} / {int(present[rows].sum())} |")
 
 
 if __name__ == "__main__":

@@ -232,15 +232,24 @@ def test_sampled_list_lengths_are_token_weighted_means():
 
 
 def test_cost_rule_follows_the_measured_crossover():
-    # Debian, K = 1000 (benchmarks/lda/results/fplus-crossover.jsonl): F+LDA 2-3x cheaper at k_w >= 220,
-    # k_d ~ 36, SparseLDA 1.4x cheaper at k_w = 51, k_d = 28.5
-    assert fplus.fplus_is_cheaper(220.0, 36.4)
-    assert not fplus.fplus_is_cheaper(51.0, 28.5)
-    # short documents (PyPI): F+ while the words' lists are long, SparseLDA once they are short
-    assert fplus.fplus_is_cheaper(317.1, 7.7)
-    assert not fplus.fplus_is_cheaper(35.7, 5.1)
-    # Debian K = 100 at the random start: SparseLDA (its chain is the sparse sampler's)
-    assert not fplus.fplus_is_cheaper(86.8, 35.4)
+    # states of benchmarks/lda/results/fplus-crossover-prefetch.jsonl: (k_w, k_d) and which sweep cost less there
+    debian, pypi = 57095 / 2078952, 713025 / 4511052  # document visits a token on one thread (D / N)
+    # Debian, K = 1000: F+LDA 2x cheaper at sweep 5, SparseLDA 1.3x cheaper at sweep 20
+    assert fplus.fplus_is_cheaper(219.9, 36.4, debian, 1000)
+    assert not fplus.fplus_is_cheaper(51.0, 28.5, debian, 1000)
+    # Debian, K = 100: F+LDA 1.5x cheaper at sweep 2, SparseLDA 1.35x cheaper at sweep 40
+    assert fplus.fplus_is_cheaper(75.4, 22.1, debian, 100)
+    assert not fplus.fplus_is_cheaper(14.5, 12.2, debian, 100)
+    # short documents (PyPI): the per-document term keeps F+LDA longer (sweep 20: 0.56 against 0.72 s), until
+    # the words' lists are short (sweep 80: 0.65 against 0.51 s)
+    assert fplus.fplus_is_cheaper(35.7, 5.1, pypi, 100)
+    assert not fplus.fplus_is_cheaper(10.0, 4.7, pypi, 100)
+    assert fplus.fplus_is_cheaper(317.1, 7.7, pypi, 1000)
+    # the per-document term is what moves a PyPI state near the crossover (sweep 30) to F+LDA
+    assert fplus.fplus_is_cheaper(20.8, 5.0, pypi, 100)
+    assert not fplus.fplus_is_cheaper(20.8, 5.0, 0.0, 100)
+    # each extra document visit (the word-partitioned sweep's, one a word block) counts
+    assert fplus.fplus_is_cheaper(10.0, 4.7, 2 * pypi, 100)
 
 
 def test_auto_sweep_runs_the_sweep_its_rule_picks(monkeypatch):
@@ -257,7 +266,7 @@ def test_auto_sweep_runs_the_sweep_its_rule_picks(monkeypatch):
     sweep.sparse = sparse
     state = cgs.state_from_assignments(tokens, model, z.copy(), doc_counts=False)
     picks = iter([True, False, True])
-    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd: next(picks))
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd, *rest: next(picks))
     for _ in range(3):
         sweep(np.random.default_rng(0), state, 0, len(tokens.doc_ptr) - 1)
     assert sweep.choices == ["fplus", "sparse", "fplus"]

@@ -63,7 +63,7 @@ def test_auto_mixing_fplus_and_sparse_sweeps_visits_states_with_posterior_freque
     sweep = cgs.SAMPLERS["auto"](MODEL, TOKENS)
     assert isinstance(sweep, fplus.AutoSweep)
     flips = iter(np.random.default_rng(1).integers(0, 2, size=N_CHAINS).astype(bool).tolist())
-    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd: next(flips))
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd, *rest: next(flips))
     hist = one_sweep_from_exact(np.random.default_rng(SEED + 1), pi, N_CHAINS, kernel=_kernel(sweep),
                                 doc_counts=False)
     assert 0.45 < sweep.choices.count("fplus") / N_CHAINS < 0.55

@@ -20,7 +20,7 @@ def test_auto_is_the_default_and_its_choices_resume_with_the_run(synthetic, tmp_
     assert LDA(5).get_params()["sampler"] == "auto"
     seen = []
     real = fplus.fplus_is_cheaper
-    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd: seen.append(kw) or real(kw, kd))
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd, *rest: seen.append(kw) or real(kw, kd, *rest))
     kw = dict(n_iter=12, burn_in=4, thin=2, random_state=5)
     if n_jobs > 1:
         kw.update(inference="parallel_gibbs", n_jobs=n_jobs)
@@ -35,7 +35,7 @@ def test_auto_is_the_default_and_its_choices_resume_with_the_run(synthetic, tmp_
         made.append(self)
 
     monkeypatch.setattr(fplus.AutoSweep, "__init__", record)
-    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd: kw > threshold)
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda kw, kd, *rest: kw > threshold)
     straight = LDA(5, **kw).fit(corpus)
     assert {"fplus", "sparse"} <= set(made[-1].choices)
     ckpt = tmp_path / "auto.ckpt"

@@ -9,6 +9,7 @@ import pytest
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators import LDA
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
+from harmonium.inference.mcmc.lda import fplus
 from harmonium.inference.mcmc.lda import warp as lda_warp
 from harmonium.models.directed.lda import make_model
 
@@ -40,7 +41,7 @@ def test_warp_checkpoint_resume_is_bit_identical(synthetic, tmp_path, inference,
     assert resumed.rng_state_ == straight.rng_state_
 
 
-def test_auto_picks_by_topics_and_document_length(synthetic):
+def test_auto_picks_by_topics_and_document_length(synthetic, monkeypatch):
     # the measured cells (benchmarks/lda/warp_crossover.md)
     assert cgs.choose_sampler(3000, 6.3) == "warp"
     assert cgs.choose_sampler(3000, 34.8) == "sparse"
@@ -48,7 +49,9 @@ def test_auto_picks_by_topics_and_document_length(synthetic):
     assert cgs.choose_sampler(100, 34.8) == "sparse"
     assert cgs.choose_sampler(3000, 6.3, seeded=True) == "sparse"  # warp cannot read seed pseudo-counts
     corpus, _, _ = synthetic
-    # few topics: auto is the sparse chain itself
+    # few topics: auto is SparseLDA's family (no warp), each sweep SparseLDA's or F+LDA's by fplus_is_cheaper;
+    # with a rule that never picks F+LDA it is the sparse chain itself
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda *stats: False)
     a = LDA(5, sampler="auto", n_iter=5, random_state=1).fit(corpus)
     b = LDA(5, sampler="sparse", n_iter=5, random_state=1).fit(corpus)
     np.testing.assert_array_equal(a.topic_word_, b.topic_word_)

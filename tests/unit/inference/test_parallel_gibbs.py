@@ -100,8 +100,13 @@ def test_word_blocks_balance_every_round_and_cells_list_each_token_once(problem)
                 assert got == want
 
 
-def test_auto_runs_the_word_partitioned_sweep(problem):
-    a = _run(problem, 2, 11, sampler="auto")  # "auto" picks sparse at K = 5, so the word-partitioned sweep
+def test_auto_runs_the_word_partitioned_sweep(problem, monkeypatch):
+    from harmonium.inference.mcmc.lda import fplus
+
+    # "auto" picks sparse at K = 5 (choose_sampler), and with a rule that never picks F+LDA each sweep is the
+    # word-partitioned SparseLDA sweep (not AD-LDA's)
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda *stats: False)
+    a = _run(problem, 2, 11, sampler="auto")
     b = _run(problem, 2, 11, sampler="sparse")
     np.testing.assert_array_equal(a.z, b.z)
 
@@ -110,7 +115,7 @@ def test_auto_runs_the_word_partitioned_fplus_sweep_where_its_rule_picks_it(prob
     from harmonium.inference.mcmc.lda import fplus
 
     picks = iter([True, False, True, True])
-    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda k_w, k_d: next(picks))
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda k_w, k_d, *rest: next(picks))
     tokens, model = problem
     made = []
     real = pg.PartitionedAuto.__init__

@@ -23,28 +23,39 @@ from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
 from harmonium.models.directed.lda import LDAModel
 
-#: :func:`fplus_is_cheaper`'s cost model, fitted to the CPU seconds of the two sweeps run on the same states
-#: (benchmarks/lda/fplus_crossover.py, first sweeps from a random start; Debian K = 1000, PyPI K = 100 and
-#: 1000): a SparseLDA draw costs about SPARSE_NS + SPARSE_NS_PER_WORD_TOPIC k_w nanoseconds and an F+LDA draw
-#: FPLUS_NS + FPLUS_NS_PER_DOC_TOPIC k_d (k_w, k_d: the token-weighted mean numbers of non-zero topics of the
-#: token's word and document). The model puts the crossover at k_w = 108 for Debian K = 1000 (k_d = 30.7) and
-#: 60 for PyPI K = 100 (k_d = 5.6); the records (results/fplus-crossover.jsonl) have the two sweeps equal near
-#: k_w = 80 and 40, so auto returns to SparseLDA a few sweeps early, where the two cost within 10-30%. Kept
-#: on that side: at Debian K = 100 (k_w = 87, k_d = 35 at the random start) it stays on SparseLDA.
-SPARSE_NS = 70.0
-SPARSE_NS_PER_WORD_TOPIC = 1.6
-FPLUS_NS = 150.0
-FPLUS_NS_PER_DOC_TOPIC = 3.0
+#: :func:`fplus_is_cheaper`'s cost model, in nanoseconds a token, fitted by least squares to the CPU seconds of the two
+#: sweeps run on the same states (benchmarks/lda/fplus_crossover.py: before each sweep of a SparseLDA chain from a
+#: random start, one sweep of each on copies; Debian K = 10, 20, 100, 1000, PyPI K = 20, 100, 1000, debian-long
+#: K = 100, 1000; 232 sweeps in results/fplus-crossover-prefetch.jsonl):
+#:
+#: * a SparseLDA draw: SPARSE_NS + SPARSE_NS_PER_WORD_TOPIC k_w + SPARSE_NS_PER_DOCUMENT v / N, where v / N is
+#:   the document visits a token (D / N on one thread, P D / N for the word-partitioned sweep: each visit sets
+#:   the document's row, topic list and q coefficients up and restores them);
+#: * an F+LDA draw: FPLUS_NS + FPLUS_NS_PER_DOC_TOPIC k_d + FPLUS_NS_PER_TREE_LEVEL log2 K (the tree's descent);
+#:
+#: k_w, k_d: the token-weighted mean numbers of non-zero topics of the token's word and document. Fitted: 63.4,
+#: 2.06, 219.8; 34.1, 2.09, 13.2. On the records this rule spends 112.8 CPU s, the rule before it (70 + 1.6 k_w
+#: against 150 + 3 k_d: no per-document term, no K) 119.9 and the cheaper sweep of each state 111.8; fitted on
+#: the other corpora, it spends no more than the old rule on any held-out cell, and less on five of the nine
+#: (benchmarks/lda/README.md, "auto's rule with a per-document term").
+SPARSE_NS = 63.0
+SPARSE_NS_PER_WORD_TOPIC = 2.1
+SPARSE_NS_PER_DOCUMENT = 220.0
+FPLUS_NS = 34.0
+FPLUS_NS_PER_DOC_TOPIC = 2.1
+FPLUS_NS_PER_TREE_LEVEL = 13.0
 #: The rule's statistics are read on the tokens of every ``max(1, N // SAMPLE_TOKENS)``-th document.
 SAMPLE_TOKENS = 4096
 
 
-def fplus_is_cheaper(mean_word_topics: float, mean_doc_topics: float) -> bool:
+def fplus_is_cheaper(mean_word_topics: float, mean_doc_topics: float, visits_per_token: float, n_topics: int) -> bool:
     """Whether an F+LDA sweep is predicted to cost less than a SparseLDA sweep, from the token-weighted mean
-    numbers of non-zero topics of the tokens' words (k_w) and documents (k_d)."""
-    sparse = SPARSE_NS + SPARSE_NS_PER_WORD_TOPIC * mean_word_topics
-    fplus = FPLUS_NS + FPLUS_NS_PER_DOC_TOPIC * mean_doc_topics
-    return fplus < sparse
+    numbers of non-zero topics of the tokens' words (k_w) and documents (k_d), the SparseLDA sweep's
+    document visits a token (D / N on one thread) and K (the cost model above)."""
+    sparse = (SPARSE_NS + SPARSE_NS_PER_WORD_TOPIC * mean_word_topics
+              + SPARSE_NS_PER_DOCUMENT * visits_per_token)
+    fplus = FPLUS_NS + FPLUS_NS_PER_DOC_TOPIC * mean_doc_topics + FPLUS_NS_PER_TREE_LEVEL * np.log2(max(n_topics, 2))
+    return bool(fplus < sparse)
 
 
 class FPlusSweep:
@@ -147,6 +158,9 @@ class AutoSweep:
         self.sparse = sparse
         self.fplus = FPlusSweep(model, tokens) if fplus is None else fplus
         self.row = np.zeros(model.n_topics, dtype=np.int32)
+        self.n_topics = model.n_topics
+        #: how many times the SparseLDA sweep visits each document (1; P for the word-partitioned sweep)
+        self.doc_visits = 1
         self.choices: list = []
         self._doc_ptr: dict = {}
 
@@ -163,7 +177,10 @@ class AutoSweep:
     def choose(self, state, d_lo: int, d_hi: int):
         """The sweep to run on ``state`` (F+LDA when :func:`fplus_is_cheaper`, else SparseLDA), recorded in
         :attr:`choices`; choosing SparseLDA releases the F+LDA sweep's O(N) arrays."""
-        use_fplus = fplus_is_cheaper(*self.mean_list_lengths(state, int(d_lo), int(d_hi)))
+        ptr = self.tokens.doc_ptr
+        n_tokens = max(1, int(ptr[d_hi]) - int(ptr[d_lo]))
+        use_fplus = fplus_is_cheaper(*self.mean_list_lengths(state, int(d_lo), int(d_hi)),
+                                     self.doc_visits * (int(d_hi) - int(d_lo)) / n_tokens, self.n_topics)
         self.choices.append("fplus" if use_fplus else "sparse")
         if not use_fplus:
             self.fplus.release()  # its O(N) arrays would otherwise be held to the end of the fit, whose peak they raise

@@ -255,6 +255,7 @@ class PartitionedAuto(fplus.AutoSweep):
         fp = PartitionedFPlus(model, tokens, n_parts, sparse.layout)
         super().__init__(model, tokens, sparse, fp)
         self.model, self.layout = model, sparse.layout
+        self.doc_visits = len(self.layout.doc_parts)  # the SparseLDA sweep visits a document once a word block
 
     @property
     def runner(self):
