@@ -36,7 +36,7 @@ def fplus_sweeper(mod, state, tokens, model):
     previous = fplus.kern
     fplus.kern = mod
     try:
-        sweep = fplus.FPlusSweep(model, tokens)  # its tree_pick is mod's
+        sweep = fplus.FPlusSweep(model, tokens)  # pick None: mod's kernel calls mod's tree_pick
     finally:
         fplus.kern = previous
     n_docs = len(tokens.doc_ptr) - 1

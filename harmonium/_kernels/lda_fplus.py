@@ -119,7 +119,9 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
 
     ``n_dk``: the (D, K) table, kept in step, or None. ``dptr``, ``dlist``, ``dlen`` from
     :func:`build_doc_lists` on the same z; kept in step. Scratch: ``c``, ``buf`` float64 (K), ``f`` float64
-    (2 T, :func:`tree_size`). ``pick`` is :func:`tree_pick` (tests pass a broken one). The leaves of topics
+    (2 T, :func:`tree_size`). ``pick``: None for :func:`tree_pick`, or a compiled function of its signature (tests
+    pass a broken one). A function passed here is typed by its identity, so numba's cache never matches it in a
+    new process and the kernel compiles again (1-2 s); with None the cached kernel loads. The leaves of topics
     K..T-1 are zero.
     """
     K = n_k.shape[0]
@@ -194,7 +196,10 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
                         break
                 new = dlist[base + at] & mask
             else:
-                new = pick(f, T, log_t, u - acc, old, delta)
+                if pick is None:  # pruned at compile time: the kernel compiled for None calls tree_pick directly
+                    new = tree_pick(f, T, log_t, u - acc, old, delta)
+                else:
+                    new = pick(f, T, log_t, u - acc, old, delta)
                 if new >= K:  # rounding past the last topic's leaf
                     new = K - 1
             if new == old:  # the state before the removal, as it was

@@ -79,7 +79,7 @@ class FPlusSweep:
         if tokens.words.shape[0] and int(tokens.words.max()) >= V:
             raise InvalidParameterError(f"word id {int(tokens.words.max())} >= vocabulary size {V} (fplus sampler).")
         self.tokens, self.K, self.V = tokens, K, V
-        self.pick = kern.tree_pick if pick is None else pick
+        self.pick = pick  # None: the kernel's own tree_pick (a function argument would defeat numba's cache)
         self.alpha = np.ascontiguousarray(model.alpha, dtype=np.float64)
         self.beta = float(model.beta)
         T, _ = kern.tree_size(K)
