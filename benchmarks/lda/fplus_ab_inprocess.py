@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import alternate, load_base, report, warm_state  # noqa: E402
+from sweep_ab_inprocess import ab_main  # noqa: E402
 
 from harmonium._kernels import lda_fplus as tree  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
@@ -36,7 +36,8 @@ def fplus_sweeper(mod, state, tokens, model):
     previous = fplus.kern
     fplus.kern = mod
     try:
-        sweep = fplus.FPlusSweep(model, tokens)  # pick None: mod's kernel calls mod's tree_pick
+        # mod's descent passed in (kernels before ff1e560 take no pick=None); both alike, compiled off the clock
+        sweep = fplus.FPlusSweep(model, tokens, pick=mod.tree_pick)
     finally:
         fplus.kern = previous
     n_docs = len(tokens.doc_ptr) - 1
@@ -54,14 +55,7 @@ def fplus_sweeper(mod, state, tokens, model):
 
 
 def main(argv) -> None:
-    base = load_base(argv[0], name="base_lda_fplus")
-    K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
-    corpus = argv[4] if len(argv) > 4 else "debian"
-    tokens, model, state = warm_state(corpus, K, warm, doc_counts=False)
-    runs = {"base": fplus_sweeper(base, state, tokens, model), "tree": fplus_sweeper(tree, state, tokens, model)}
-    cpu = alternate(runs, rounds)
-    print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds")
-    report(runs, cpu)
+    ab_main(argv, fplus_sweeper, tree, "base_lda_fplus")
 
 
 if __name__ == "__main__":

@@ -2,14 +2,14 @@
 words worth a new kernel?).
 
 From one state (the time-to-quality benchmark's training split of CORPUS, K topics, seed 0, WARM serial sparse
-sweeps), times (CPU) a loop that builds the F+ tree of every word with tokens exactly as
-:func:`harmonium._kernels.lda_fplus.fplus_sweep` does at each word's start (K leaves, T - 1 sums), and the whole
+sweeps), times (CPU) a loop that builds the F+ tree of every word with tokens with the kernel's own
+:func:`harmonium._kernels.lda_fplus.build_tree`, as ``fplus_sweep`` does at each word's start, and the whole
 serial F+LDA sweep, and prints the vocabulary, the token count and the builds' share of the sweep.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_tree_cost.py 1000 3 pypi
 
-2026-11-28, two runs each (before / after the document entries' prefetch): PyPI K = 1000 5.4% / 5.7%, Debian
-K = 1000 5.3% / 8.1%; README "F+LDA: the document entries prefetched".
+2026-11-28: PyPI K = 1000 5.4% and 5.7% (before and after the document entries' prefetch), Debian K = 1000
+5.3%, 8.1% and 2.9% (the last with the kernel's build_tree); README "F+LDA: the document entries prefetched".
 """
 import sys
 import time
@@ -22,24 +22,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: swee
 
 from sweep_ab_inprocess import warm_state  # noqa: E402
 
-from harmonium._kernels.lda_fplus import tree_size  # noqa: E402
+from harmonium._kernels.lda_fplus import build_tree, tree_size  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
 
 
 @njit(cache=True)
 def build_all_trees(counts, n_wk, alpha, beta, c, f, T):
     """The F+ tree of every word with tokens, as the sweep builds it at the word's start; returns a checksum."""
-    K = n_wk.shape[1]
     total = 0.0
     for w in range(n_wk.shape[0]):
-        if counts[w] == 0:
-            continue
-        row = n_wk[w]
-        for k in range(K):
-            f[T + k] = alpha[k] * (row[k] + beta) * c[k]
-        for i in range(T - 1, 0, -1):
-            f[i] = f[2 * i] + f[2 * i + 1]
-        total += f[1]
+        if counts[w] > 0:
+            build_tree(f, T, n_wk.shape[1], n_wk[w], alpha, beta, c)
+            total += f[1]
     return total
 
 

@@ -114,15 +114,21 @@ def report(runs: dict, cpu: dict) -> None:
               f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
 
 
-def main(argv) -> None:
-    base = load_base(argv[0])
+def ab_main(argv, make_sweeper, tree_module, base_name: str) -> None:
+    """``BASE K WARM ROUNDS [CORPUS]``: the saved kernel file BASE (imported as ``base_name``) against
+    ``tree_module``, each swept by ``make_sweeper(module, state, tokens, model)`` on its own copy of the state."""
+    base = load_base(argv[0], name=base_name)
     K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
     corpus = argv[4] if len(argv) > 4 else "debian"
     tokens, model, state = warm_state(corpus, K, warm, doc_counts=False)
-    runs = {"base": sweeper(base, state, tokens, model), "tree": sweeper(tree, state, tokens, model)}
+    runs = {"base": make_sweeper(base, state, tokens, model), "tree": make_sweeper(tree_module, state, tokens, model)}
     cpu = alternate(runs, rounds)
     print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds")
     report(runs, cpu)
+
+
+def main(argv) -> None:
+    ab_main(argv, sweeper, tree, "base_lda_sparse")
 
 
 if __name__ == "__main__":

@@ -79,6 +79,16 @@ def build_doc_lists(doc_ptr, z, K, dptr, dlist, dlen, row):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def build_tree(f, T, K, wrow, alpha, beta, c):
+    """The F+ tree of one word in O(T): leaves alpha_k (n_wk + beta) c_k for the K topics (``wrow``: its row of
+    n_wk; the leaves K..T-1 stay as they are, zero), then every partial sum from the leaves up."""
+    for k in range(K):
+        f[T + k] = alpha[k] * (wrow[k] + beta) * c[k]
+    for i in range(T - 1, 0, -1):
+        f[i] = f[2 * i] + f[2 * i + 1]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def tree_set(f, T, k, v):
     """Set leaf k of the F+ tree ``f`` to v and recompute the sums on its path to the root (O(log T))."""
     i = T + k
@@ -149,10 +159,7 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
         if lo == hi:
             continue
         wrow = n_wk[w]
-        for k in range(K):
-            f[T + k] = alpha[k] * (wrow[k] + beta) * c[k]
-        for i in range(T - 1, 0, -1):
-            f[i] = f[2 * i] + f[2 * i + 1]
+        build_tree(f, T, K, wrow, alpha, beta, c)
         for p in range(lo, hi):
             # the document of the token PREFETCH_DOC ahead, its list half as far ahead (word-major order
             # reaches the documents at random: three cache misses a token without it)
