@@ -40,8 +40,8 @@ from harmonium._kernels.lda_sparse import packed_list_move, prefetch, topic_bits
 
 #: How many word-major positions ahead the sweep prefetches the document entries (``dptr``, ``dlen``) of the token
 #: there, and half as far ahead its document's list. Positions run on across words. Against the list alone two
-#: ahead: 1.25x [1.23-1.45] faster sweeps on PyPI K = 1000 (713,000 documents, whose entries miss every cache
-#: level), 1.28x at PyPI K = 100, 1.03x on Debian K = 1000 (57,000 documents); the same z
+#: ahead, within the word: 1.24x [1.16-1.30] faster sweeps at PyPI K = 1000 and 1.31x at K = 100 (713,025
+#: documents, whose entries miss the L2 cache), 1.00x [0.90-1.06] at Debian K = 1000 (57,095); the same z
 #: (benchmarks/lda/README.md, "F+LDA: the document entries prefetched").
 PREFETCH_DOC = 16
 

@@ -7,10 +7,11 @@ visits the tokens word by word. It costs O(k_d + log K) a token where SparseLDA 
 
 :class:`AutoSweep` is what ``sampler="auto"`` runs when :func:`~harmonium.inference.mcmc.lda.
 collapsed_gibbs.choose_sampler` picks "sparse": each sweep is an F+LDA sweep while the state's word
-lists are long against its document lists (:func:`fplus_is_cheaper`), and a SparseLDA sweep where they
-are not. Both sweeps leave the collapsed posterior invariant, so any sequence of them
-does. The choice is a function of the state at the start of the sweep, so the same seed gives the same
-chain, and a run resumed from a checkpoint makes the choices of the uninterrupted one.
+lists are long against its document lists, or its documents short (SparseLDA sets each document up once a
+visit; :func:`fplus_is_cheaper`), and a SparseLDA sweep where they are not. Both sweeps leave the collapsed
+posterior invariant, so any sequence of them does. The choice is a function of the state at the start of the
+sweep, so the same seed gives the same chain, and a run resumed from a checkpoint makes the choices of the
+uninterrupted one.
 """
 
 from __future__ import annotations
