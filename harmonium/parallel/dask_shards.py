@@ -222,7 +222,14 @@ class ShardedRun:
         return len(self.specs)
 
     def workers(self) -> list[str]:
-        return sorted(self.client.scheduler_info()["workers"]) if self.client is not None else []
+        """The addresses of the cluster's workers, asked of the scheduler now.
+
+        Not ``Client.scheduler_info()``: that returns the client's cached identity, which its periodic refresh
+        (every 2 s) overwrites with one that lists no workers (distributed 2026.8, ``n_workers=0``); read between
+        the two, every owner looked gone, and a CI run under load raised WorkerLost with both workers alive."""
+        if self.client is None:
+            return []
+        return sorted(self.client.sync(self.client.scheduler.identity, n_workers=-1)["workers"])
 
     def _submit(self, fn, p: int, *args):
         self._step += 1
