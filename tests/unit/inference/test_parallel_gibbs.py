@@ -111,6 +111,19 @@ def test_auto_runs_the_word_partitioned_sweep(problem, monkeypatch):
     np.testing.assert_array_equal(a.z, b.z)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_auto_rule_counts_the_sparse_sweeps_document_visits(problem, monkeypatch, n_threads):
+    # the rule's per-document term: D / N on one thread, P D / N for the word-partitioned sweep (one visit a block)
+    from harmonium.inference.mcmc.lda import fplus
+
+    seen = []
+    monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda k_w, k_d, visits, K: seen.append((visits, K)) or False)
+    tokens, model = problem
+    _run(problem, n_threads, 5, sweeps=2, sampler="auto")
+    D, N = len(tokens.doc_ptr) - 1, len(tokens.words)
+    assert seen == [(pytest.approx(n_threads * D / N), model.n_topics)] * 2
+
+
 def test_auto_runs_the_word_partitioned_fplus_sweep_where_its_rule_picks_it(problem, monkeypatch):
     from harmonium.inference.mcmc.lda import fplus
 
