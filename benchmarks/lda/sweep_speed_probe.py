@@ -77,7 +77,7 @@ def port_chains(n):
 def ports(rounds: int, out: str, n: int = 20_000_000) -> None:
     """``rounds`` rounds, 0.5 s apart: :func:`port_chains` and :func:`clock_chain` alone on one thread, then each on
     two threads at once (rates in G steps a second; clock_chain as 4 n / s, like :func:`clock_ghz`)."""
-    import threading
+    from harmonium.parallel.threads import run_blocks
 
     port_chains(10)
     clock_chain(10, 1)
@@ -92,13 +92,7 @@ def ports(rounds: int, out: str, n: int = 20_000_000) -> None:
         rec = {"round": r}
         for name, f, args, unit in (("ports", port_chains, (n,), 8), ("clock", clock_chain, (n, 7), 4)):
             rec[f"{name}_alone"] = round(unit * n / rate(f, *args) / 1e9, 3)
-            two = [0.0, 0.0]
-            threads = [threading.Thread(target=lambda i, f=f, args=args, two=two: two.__setitem__(i, rate(f, *args)),
-                                        args=(i,)) for i in range(2)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            two = run_blocks(rate, [(f, *args), (f, *args)])  # one thread each, at once
             rec[f"{name}_two"] = [round(unit * n / x / 1e9, 3) for x in two]
         records.append(rec)
         print(rec, flush=True)
