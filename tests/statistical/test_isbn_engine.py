@@ -183,7 +183,12 @@ def test_hdp_estimator_gives_the_numbers_it_gave_before_the_engine_package(split
               doc_concentration_prior=(1.0, 1.0), corpus_concentration_prior=(1.0, 1.0),
               sample_topic_word_prior=bool(split_merge), topic_word_hyperprior=(1.0, 1.0), n_iter=15,
               evaluate_every=5, random_state=3).fit(X)
-    got = (est.n_topics_, est.doc_concentration_, est.corpus_concentration_, est.beta_,
-           est.trace_["log_likelihood"][-1], float(est.tau_[0]), est.n_topics_trace_.tolist())
-    assert got == GOLDEN[split_merge]
+    K, alpha, gamma, beta, loglik, tau_1, trace = GOLDEN[split_merge]
+    # The chain must be the same: K and K per iteration exactly. The floats to 1e-12 relative, not bit for bit:
+    # the golden was taken on an Intel Xeon, and on an AMD EPYC (Zen 3) beta_ came out one ULP apart (2026-11-28),
+    # as the vectorised exp / log that numpy picks depend on the CPU; a different chain moves them by far more.
+    assert (est.n_topics_, est.n_topics_trace_.tolist()) == (K, trace)
+    got = (est.doc_concentration_, est.corpus_concentration_, est.beta_, est.trace_["log_likelihood"][-1],
+           float(est.tau_[0]))
+    assert got == pytest.approx((alpha, gamma, beta, loglik, tau_1), rel=1e-12, abs=0)
     assert isbn_engine.plan(ex.hdp(30, beta=0.01)).algorithm is da  # the estimator's sweep is the planned one
