@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from harmonium._kernels.lda_sparse import packed_list_move, prefetch, topic_bits, xoshiro_next, xoshiro_seed
+from harmonium._kernels.lda_sparse import _u, packed_list_move, prefetch, topic_bits, xoshiro_next, xoshiro_seed
 
 #: How many word-major positions ahead the sweep prefetches the document entries (``dptr``, ``dlen``) of the token
 #: there, and half as far ahead its document's list. Positions run on across words. Against the list alone two
@@ -83,19 +83,19 @@ def build_tree(f, T, K, wrow, alpha, beta, c):
     """The F+ tree of one word in O(T): leaves alpha_k (n_wk + beta) c_k for the K topics (``wrow``: its row of
     n_wk; the leaves K..T-1 stay as they are, zero), then every partial sum from the leaves up."""
     for k in range(K):
-        f[T + k] = alpha[k] * (wrow[k] + beta) * c[k]
+        f[_u(T + k)] = alpha[_u(k)] * (wrow[_u(k)] + beta) * c[_u(k)]
     for i in range(T - 1, 0, -1):
-        f[i] = f[2 * i] + f[2 * i + 1]
+        f[_u(i)] = f[_u(2 * i)] + f[_u(2 * i + 1)]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def tree_set(f, T, k, v):
     """Set leaf k of the F+ tree ``f`` to v and recompute the sums on its path to the root (O(log T))."""
     i = T + k
-    f[i] = v
+    f[_u(i)] = v
     i >>= 1
     while i >= 1:
-        f[i] = f[2 * i] + f[2 * i + 1]
+        f[_u(i)] = f[_u(2 * i)] + f[_u(2 * i + 1)]
         i >>= 1
 
 
@@ -107,7 +107,7 @@ def tree_pick(f, T, log_t, u, leaf, delta):
     i = 1
     sh = log_t - 1
     while i < T:
-        left = f[2 * i]
+        left = f[_u(2 * i)]
         if (node >> sh) == 2 * i:
             left += delta
         if u < left:
@@ -164,44 +164,44 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
             # the document of the token PREFETCH_DOC ahead, its list half as far ahead (word-major order
             # reaches the documents at random: three cache misses a token without it)
             if p + PREFETCH_DOC < n_pos:
-                ahead = wdoc[p + PREFETCH_DOC]
+                ahead = wdoc[_u(p + PREFETCH_DOC)]
                 prefetch(dptr, ahead)
                 prefetch(dlen, ahead)
             if p + PREFETCH_DOC // 2 < n_pos:
-                prefetch(dlist, dptr[wdoc[p + PREFETCH_DOC // 2]])
-            d = wdoc[p]
-            old = z_w[p]
+                prefetch(dlist, dptr[_u(wdoc[_u(p + PREFETCH_DOC // 2)])])
+            d = wdoc[_u(p)]
+            old = z_w[_u(p)]
             # remove the token: its word's and topic's counts (the tree's leaf of old is corrected by delta)
-            wrow[old] -= 1
-            n_k[old] -= 1
-            c_was = c[old]
-            c[old] = 1.0 / (n_k[old] + vb)
-            leaf_old = alpha[old] * (wrow[old] + beta) * c[old]
-            delta = leaf_old - f[T + old]
+            wrow[_u(old)] -= 1
+            n_k[_u(old)] -= 1
+            c_was = c[_u(old)]
+            c[_u(old)] = 1.0 / (n_k[_u(old)] + vb)
+            leaf_old = alpha[_u(old)] * (wrow[_u(old)] + beta) * c[_u(old)]
+            delta = leaf_old - f[_u(T + old)]
             # the document term, over the document's list (old's entry counted one lower)
-            base = dptr[d]
-            m = dlen[d]
+            base = dptr[_u(d)]
+            m = dlen[_u(d)]
             acc = 0.0
             at_old = 0
             for j in range(m):
-                v = dlist[base + j]
+                v = dlist[_u(base + j)]
                 k = v & mask
                 n = v >> bits
                 if k == old:
                     n -= 1
                     at_old = j
-                acc += n * (wrow[k] + beta) * c[k]
-                buf[j] = acc
+                acc += n * (wrow[_u(k)] + beta) * c[_u(k)]
+                buf[_u(j)] = acc
             u, x0, x1, x2, x3 = xoshiro_next(x0, x1, x2, x3)
             u *= acc + (f[1] + delta)
             at = -1  # the new topic's position in the document's list, when known
             if u < acc:
                 at = m - 1
                 for j in range(m):
-                    if u < buf[j]:
+                    if u < buf[_u(j)]:
                         at = j
                         break
-                new = dlist[base + at] & mask
+                new = dlist[_u(base + at)] & mask
             else:
                 if pick is None:  # pruned at compile time: the kernel compiled for None calls tree_pick directly
                     new = tree_pick(f, T, log_t, u - acc, old, delta)
@@ -210,23 +210,23 @@ def fplus_sweep(rng, wptr, wdoc, z_w, n_dk, n_wk, n_k, alpha, beta, dptr, dlist,
                 if new >= K:  # rounding past the last topic's leaf
                     new = K - 1
             if new == old:  # the state before the removal, as it was
-                wrow[old] += 1
-                n_k[old] += 1
-                c[old] = c_was
+                wrow[_u(old)] += 1
+                n_k[_u(old)] += 1
+                c[_u(old)] = c_was
                 continue
-            z_w[p] = new
+            z_w[_u(p)] = new
             n_changed += 1
             tree_set(f, T, old, leaf_old)
             if n_dk is not None:
                 n_dk[d, old] -= 1
                 n_dk[d, new] += 1
             # the document's list: old one lower (out at zero, swapped with the last), new one higher
-            dlist[base + at_old] -= one
-            dlen[d] = packed_list_move(dlist, base, m, at_old, at, new, one, mask)
-            wrow[new] += 1
-            n_k[new] += 1
-            c[new] = 1.0 / (n_k[new] + vb)
-            tree_set(f, T, new, alpha[new] * (wrow[new] + beta) * c[new])
+            dlist[_u(base + at_old)] -= one
+            dlen[_u(d)] = packed_list_move(dlist, base, m, at_old, at, new, one, mask)
+            wrow[_u(new)] += 1
+            n_k[_u(new)] += 1
+            c[_u(new)] = 1.0 / (n_k[_u(new)] + vb)
+            tree_set(f, T, new, alpha[_u(new)] * (wrow[_u(new)] + beta) * c[_u(new)])
     return n_changed
 
 
