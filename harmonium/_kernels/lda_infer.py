@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from harmonium._kernels.lda_sparse import doc_topics, list_remove
+from harmonium._kernels.lda_sparse import _u, doc_topics, list_remove
 
 
 @njit(cache=True, nogil=True)
@@ -39,7 +39,7 @@ def _search(row, u):
     lo, hi = 0, row.shape[0] - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if u < row[mid]:
+        if u < row[_u(mid)]:
             hi = mid
         else:
             lo = mid + 1
@@ -53,20 +53,21 @@ def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, a_cum, initialise,
     K = row.shape[0]
     dlen = 0 if initialise else doc_topics(doc_ptr, z, d, in_doc, dtop)
     for i in range(doc_ptr[d], doc_ptr[d + 1]):
-        w = words[i]
+        w = words[_u(i)]
         if not initialise:
-            old = z[i]
-            row[old] -= 1
-            if row[old] == 0:
+            old = z[_u(i)]
+            row[_u(old)] -= 1
+            if row[_u(old)] == 0:
                 dlen = list_remove(dtop, 0, dlen, old)
-                in_doc[old] = 0
+                in_doc[_u(old)] = 0
         arow = a_cum[w]
-        a = arow[K - 1]
+        prow = phi_wk[w]
+        a = arow[_u(K - 1)]
         r = 0.0
         for j in range(dlen):
-            k = dtop[j]
-            r += row[k] * phi_wk[w, k]
-            rbuf[j] = r
+            k = dtop[_u(j)]
+            r += row[_u(k)] * prow[_u(k)]
+            rbuf[_u(j)] = r
         u = rng.random() * (a + r)
         if a + r <= 0.0:
             # every topic gives the word probability 0 (only with foreign phi): draw uniformly
@@ -77,17 +78,17 @@ def _fixed_topics_doc(rng, doc_ptr, words, z, row, d, phi_wk, a_cum, initialise,
             u -= a
             new = dtop[dlen - 1]
             for j in range(dlen):
-                if u < rbuf[j]:
-                    new = dtop[j]
+                if u < rbuf[_u(j)]:
+                    new = dtop[_u(j)]
                     break
-        z[i] = new
-        if row[new] == 0:
-            dtop[dlen] = new
+        z[_u(i)] = new
+        if row[_u(new)] == 0:
+            dtop[_u(dlen)] = new
             dlen += 1
-            in_doc[new] = 1
-        row[new] += 1
+            in_doc[_u(new)] = 1
+        row[_u(new)] += 1
     for j in range(dlen):
-        in_doc[dtop[j]] = 0
+        in_doc[_u(dtop[_u(j)])] = 0
     return dlen
 
 
@@ -117,7 +118,7 @@ def fixed_topics_sweep_rows(rng, doc_ptr, words, z, phi_wk, a_cum, d_lo, d_hi, i
     for d in range(d_lo, d_hi):
         if not initialise:
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                drow[z[i]] += 1
+                drow[_u(z[_u(i)])] += 1
         dlen = _fixed_topics_doc(rng, doc_ptr, words, z, drow, d, phi_wk, a_cum, initialise, dtop, rbuf, in_doc)
         for j in range(dlen):
             k = dtop[j]
