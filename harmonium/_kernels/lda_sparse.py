@@ -179,8 +179,8 @@ def _u(i):
 
     numba indexes with a signed integer through a wraparound (i < 0: i + length), a select of three or four
     instructions a lookup; with an unsigned one it does not. The sweep makes a dozen lookups a token and
-    several a word-list entry, so the select was a sixth of its work: without it the serial sweep is
-    1.14-1.21x faster at Debian and PyPI K = 100 and Debian K = 1000, with the same z
+    several a word-list entry; without the selects the serial sweep is 1.14-1.29x faster at Debian and PyPI
+    K = 100 and Debian K = 1000, with the same z
     (benchmarks/lda/README.md, "Unsigned indices"). Only for indices known to be >= 0: a negative one would
     read outside the array, where a signed one wrapped; under NUMBA_DISABLE_JIT numpy refuses it
     (OverflowError or IndexError), so the plain-Python kernel tests would catch one.
