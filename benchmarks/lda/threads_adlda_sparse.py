@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import warm_state  # noqa: E402
+from sweep_ab_inprocess import alternate, warm_state  # noqa: E402
 
 from harmonium._kernels.lda_gibbs import apply_moves  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
@@ -62,18 +62,12 @@ def main(argv) -> None:
             "partitioned2": lambda rng, st: static(rng, st, tokens, model), "adlda2": adlda}
     states = {n: cgs.CollapsedGibbsState(state.z.copy(), None, state.n_wk.copy(), state.n_k.copy()) for n in runs}
     rngs = {n: np.random.default_rng(9) for n in runs}
-    cpu = {n: [] for n in runs}
-    wall = {n: [] for n in runs}
-    for n in runs:  # compile or load, off the clock
-        runs[n](rngs[n], states[n])
-    pieces.clear()
+    timed = {n: (lambda n=n: runs[n](rngs[n], states[n])) for n in runs}
+    wall: dict = {}
+    cpu = alternate(timed, rounds, wall)
+    for v in pieces.values():
+        del v[:1]  # adlda2's call off the clock (alternate makes one of each run before the rounds)
     names = list(runs)
-    for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
-            t, c = time.perf_counter(), time.process_time()
-            runs[n](rngs[n], states[n])
-            cpu[n].append(time.process_time() - c)
-            wall[n].append(time.perf_counter() - t)
     q = [0.25, 0.5, 0.75]
     C = {n: np.array(cpu[n]) for n in names}
     W = {n: np.array(wall[n]) for n in names}

@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import warm_state  # noqa: E402
+from sweep_ab_inprocess import alternate, warm_state  # noqa: E402
 
 from harmonium._kernels import lda_sparse  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
@@ -65,12 +65,10 @@ def main(argv) -> None:
         runs[f"cells{c}"] = lambda rng, st, sw=sw, c=c: sw(child_generators(rng, c), st)
     states = {n: cgs.CollapsedGibbsState(state.z.copy(), None, state.n_wk.copy(), state.n_k.copy()) for n in runs}
     rngs = {n: np.random.default_rng(9) for n in runs}
-    for n in runs:  # compile or load, off the clock
-        runs[n](rngs[n], states[n])
     pieces = {n: {"kernel": [], "refresh": [], "python": [], "total": []} for n in runs}
-    names = list(runs)
-    for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
+
+    def clocked_run(n):
+        def run():
             spent.clear()
             t = time.thread_time()
             runs[n](rngs[n], states[n])
@@ -79,6 +77,13 @@ def main(argv) -> None:
             for p in ("kernel", "refresh"):
                 pieces[n][p].append(spent.get(p, 0.0))
             pieces[n]["python"].append(total - sum(spent.values()))
+        return run
+
+    alternate({n: clocked_run(n) for n in runs}, rounds)
+    for by_piece in pieces.values():
+        for v in by_piece.values():
+            del v[:1]  # the call off the clock (alternate makes one of each run before the rounds)
+    names = list(runs)
     q = [0.25, 0.5, 0.75]
     serial_total = np.array(pieces["serial"]["total"])
     print(f"debian, K = {K}, 30 warm sweeps, {rounds} rounds")
