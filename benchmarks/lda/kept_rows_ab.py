@@ -26,7 +26,6 @@ It needs the patch applied (``kept_rows`` exists only there):
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 
@@ -34,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import alternate, warm_state  # noqa: E402
+from sweep_ab_inprocess import alternate, report_against_serial, warm_state  # noqa: E402
 
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
 from harmonium.inference.mcmc.lda import parallel_gibbs as pg  # noqa: E402
@@ -75,16 +74,11 @@ def main(argv) -> None:
     rngs = {n: np.random.default_rng(9) for n in runs}
     wall: dict = {}
     cpu = alternate({n: (lambda n=n: runs[n](rngs[n], states[n])) for n in runs}, rounds, wall)
-    names = list(runs)
     q = [0.25, 0.5, 0.75]
-    C = {n: np.array(cpu[n]) for n in names}
-    W = {n: np.array(wall[n]) for n in names}
+    C = {n: np.array(v) for n, v in cpu.items()}
+    W = {n: np.array(v) for n, v in wall.items()}
     print(f"debian, K = {K}, 30 warm sweeps, {rounds} rounds")
-    for n in names:
-        print(f"{n:7s} CPU s {np.median(C[n]):.4f}  wall s {np.median(W[n]):.4f}  CPU / serial per round "
-              f"{np.round(np.quantile(C[n] / C['serial'], q), 3)}  serial / this wall "
-              f"{np.round(np.quantile(W['serial'] / W[n], q), 3)}  "
-              f"z {hashlib.sha256(states[n].z.tobytes()).hexdigest()[:10]}")
+    report_against_serial(cpu, wall, states)
     print("walk1t / kept1t CPU per round", np.round(np.quantile(C["walk1t"] / C["kept1t"], q), 3))
     if threads:
         print("walk2t / kept2t wall per round", np.round(np.quantile(W["walk2t"] / W["kept2t"], q), 3))

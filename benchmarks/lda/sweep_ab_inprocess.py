@@ -114,6 +114,20 @@ def report(runs: dict, cpu: dict) -> None:
               f"{np.round(np.quantile(b / a, [0.25, 0.5, 0.75]), 3)}; z {z}")
 
 
+def report_against_serial(cpu: dict, wall: dict, states: dict | None = None) -> None:
+    """For the runs of :func:`alternate` (``cpu`` and ``wall``: name -> seconds of each round; the first run the
+    serial sweep), each run's median CPU and wall seconds a sweep, and the quartiles of the per-round ratios
+    CPU / serial CPU and serial wall / wall; with ``states`` (name -> the run's state), a hash of its z."""
+    q = [0.25, 0.5, 0.75]
+    first = next(iter(cpu))
+    c0, w0 = np.array(cpu[first]), np.array(wall[first])
+    for name in cpu:
+        c, w = np.array(cpu[name]), np.array(wall[name])
+        z = f"  z {hashlib.sha256(states[name].z.tobytes()).hexdigest()[:10]}" if states else ""
+        print(f"{name:12s} CPU s {np.median(c):.4f}  wall s {np.median(w):.4f}  CPU / {first} per round "
+              f"{np.round(np.quantile(c / c0, q), 3)}  {first} / this wall {np.round(np.quantile(w0 / w, q), 3)}{z}")
+
+
 def ab_main(argv, make_sweeper, tree_module, base_name: str) -> None:
     """``BASE K WARM ROUNDS [CORPUS]``: the saved kernel file BASE (imported as ``base_name``) against
     ``tree_module``, each swept by ``make_sweeper(module, state, tokens, model)`` on its own copy of the state."""

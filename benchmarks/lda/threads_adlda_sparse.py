@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import alternate, warm_state  # noqa: E402
+from sweep_ab_inprocess import alternate, report_against_serial, warm_state  # noqa: E402
 
 from harmonium._kernels.lda_gibbs import apply_moves  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
@@ -67,15 +67,8 @@ def main(argv) -> None:
     cpu = alternate(timed, rounds, wall)
     for v in pieces.values():
         del v[:1]  # adlda2's call off the clock (alternate makes one of each run before the rounds)
-    names = list(runs)
-    q = [0.25, 0.5, 0.75]
-    C = {n: np.array(cpu[n]) for n in names}
-    W = {n: np.array(wall[n]) for n in names}
     print(f"debian, K = {K}, 30 warm sweeps, {rounds} rounds")
-    for n in names:
-        print(f"{n:12s} CPU s {np.median(C[n]):.4f}  wall s {np.median(W[n]):.4f}  CPU / serial per round "
-              f"{np.round(np.quantile(C[n] / C['serial'], q), 3)}  serial / this wall "
-              f"{np.round(np.quantile(W['serial'] / W[n], q), 3)}")
+    report_against_serial(cpu, wall)
     print("adlda2 pieces, median wall ms:", {k: round(float(np.median(v)) * 1000, 2) for k, v in pieces.items()})
 
 
