@@ -128,13 +128,14 @@ def report_against_serial(cpu: dict, wall: dict, states: dict | None = None) -> 
               f"{np.round(np.quantile(c / c0, q), 3)}  {first} / this wall {np.round(np.quantile(w0 / w, q), 3)}{z}")
 
 
-def ab_main(argv, make_sweeper, tree_module, base_name: str) -> None:
+def ab_main(argv, make_sweeper, tree_module, base_name: str, *, doc_counts: bool = False) -> None:
     """``BASE K WARM ROUNDS [CORPUS]``: the saved kernel file BASE (imported as ``base_name``) against
-    ``tree_module``, each swept by ``make_sweeper(module, state, tokens, model)`` on its own copy of the state."""
+    ``tree_module``, each swept by ``make_sweeper(module, state, tokens, model)`` on its own copy of the state
+    (``doc_counts``: the state carries the (D, K) n_dk table, for sweeps that read it)."""
     base = load_base(argv[0], name=base_name)
     K, warm, rounds = int(argv[1]), int(argv[2]), int(argv[3])
     corpus = argv[4] if len(argv) > 4 else "debian"
-    tokens, model, state = warm_state(corpus, K, warm, doc_counts=False)
+    tokens, model, state = warm_state(corpus, K, warm, doc_counts=doc_counts)
     runs = {"base": make_sweeper(base, state, tokens, model), "tree": make_sweeper(tree_module, state, tokens, model)}
     cpu = alternate(runs, rounds)
     print(f"{corpus}, K = {K}, {warm} warm sweeps, {rounds} rounds")
