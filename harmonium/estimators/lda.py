@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
 ALIAS_MH_DEPRECATED = (
     'LDA(sampler="alias_mh") is deprecated and will be removed: it is exact, but at K = 1000 it takes 3x the CPU '
-    'time of sampler="sparse" and reaches a worse held-out perplexity after the same sweeps. Use sampler="sparse" '
-    '(the default) or "auto", which picks "warp" for thousands of topics on short documents.'
+    'time of sampler="sparse" and reaches a worse held-out perplexity after the same sweeps. Use sampler="auto" '
+    '(the default: F+LDA or SparseLDA, sweep by sweep), or "sparse".'
 )
 
 # The samplers, their numba kernels and scipy.special are imported on first use, not by `import harmonium`.
@@ -92,12 +92,11 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         (Yao et al. 2009; O(k_w + k_d) a token), word-by-word F+LDA (Yu et al.
         2015; O(k_d + log K) a token, the tokens visited word by word),
         WarpLDA-style word-major / document-major Metropolis-Hastings passes
-        (O(1); first to a held-out perplexity only with thousands of topics on
-        short documents), alias tables with Metropolis-Hastings (O(1);
-        deprecated, see below), or the plain O(K) reference. ``"auto"`` (the
-        default) picks warp for K >= 3000 and at most 10 tokens a document on
-        average (the crossover measured in benchmarks/lda/warp_crossover.md);
-        otherwise it runs, sweep by sweep, whichever of an F+LDA and a SparseLDA
+        (O(1) a token, but slower than F+LDA or SparseLDA to a held-out
+        perplexity in every cell measured, up to K = 3000 on short documents:
+        benchmarks/lda/warp_crossover.md), alias tables with Metropolis-Hastings
+        (O(1); deprecated, see below), or the plain O(K) reference. ``"auto"``
+        (the default) runs, sweep by sweep, whichever of an F+LDA and a SparseLDA
         sweep its cost model predicts cheaper for the current state (F+LDA while
         the words' topic lists are long against the documents', as in the first
         sweeps from the random start at large K; benchmarks/lda/README.md,

@@ -395,7 +395,7 @@ def test_refit_drops_the_previous_doc_topic(synthetic):
 def test_alias_mh_is_deprecated_and_still_fits():
     """sampler="alias_mh" warns once per fit, naming the replacement; the other samplers do not warn."""
     corpus = Corpus(np.array([[3, 0, 2], [1, 4, 0]]))
-    with pytest.warns(FutureWarning, match=r'sampler="alias_mh"\) is deprecated.*Use sampler="sparse"'):
+    with pytest.warns(FutureWarning, match=r'sampler="alias_mh"\) is deprecated.*Use sampler="auto"'):
         m = LDA(2, sampler="alias_mh", n_iter=2, random_state=0).fit(corpus)
     assert m.topic_word_.shape == (2, 3)
     with warnings.catch_warnings():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
 from harmonium.estimators import LDA
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs
@@ -41,13 +42,13 @@ def test_warp_checkpoint_resume_is_bit_identical(synthetic, tmp_path, inference,
     assert resumed.rng_state_ == straight.rng_state_
 
 
-def test_auto_picks_by_topics_and_document_length(synthetic, monkeypatch):
-    # the measured cells (benchmarks/lda/warp_crossover.md)
-    assert cgs.choose_sampler(3000, 6.3) == "warp"
-    assert cgs.choose_sampler(3000, 34.8) == "sparse"
-    assert cgs.choose_sampler(1000, 6.3) == "sparse"
-    assert cgs.choose_sampler(100, 34.8) == "sparse"
-    assert cgs.choose_sampler(3000, 6.3, seeded=True) == "sparse"  # warp cannot read seed pseudo-counts
+def test_auto_never_runs_warp(synthetic, monkeypatch):
+    # warp reached no measured cell's target first against F+LDA and SparseLDA, not even many topics on short
+    # documents (benchmarks/lda/warp_crossover.md): auto is SparseLDA's family whatever K and document length
+    short = TokenStream(np.arange(8, dtype=np.int64), np.arange(7, dtype=np.int32) % 5)  # 1 token a document
+    for K in (5, 3000):
+        assert cgs.resolve_sampler("auto", make_model(K, 5, 0.1, 0.01), short) == "sparse"
+        assert isinstance(cgs.auto_sweep(make_model(K, 5, 0.1, 0.01), short), fplus.AutoSweep)
     corpus, _, _ = synthetic
     # few topics: auto is SparseLDA's family (no warp), each sweep SparseLDA's or F+LDA's by fplus_is_cheaper;
     # with a rule that never picks F+LDA it is the sparse chain itself

@@ -103,7 +103,7 @@ def test_word_blocks_balance_every_round_and_cells_list_each_token_once(problem)
 def test_auto_runs_the_word_partitioned_sweep(problem, monkeypatch):
     from harmonium.inference.mcmc.lda import fplus
 
-    # "auto" picks sparse at K = 5 (choose_sampler), and with a rule that never picks F+LDA each sweep is the
+    # "auto" is SparseLDA's family (resolve_sampler), and with a rule that never picks F+LDA each sweep is the
     # word-partitioned SparseLDA sweep (not AD-LDA's)
     monkeypatch.setattr(fplus, "fplus_is_cheaper", lambda *stats: False)
     a = _run(problem, 2, 11, sampler="auto")

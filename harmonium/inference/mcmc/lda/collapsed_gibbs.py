@@ -207,25 +207,6 @@ def warp_sweep(model: LDAModel, tokens: TokenStream):
     return lda_warp.make_sweep(model, tokens)
 
 
-#: Crossover of ``sampler="auto"`` measured in benchmarks/lda/warp_crossover.md: warp reached a held-out
-#: perplexity first only with K = 3000 topics on short documents (PyPI summaries, 6.3 tokens a document);
-#: sparse was first at K = 100, 300, 1000 on both corpora and at K = 3000 on Debian (34.8 tokens a document).
-AUTO_WARP_MIN_TOPICS = 3000
-#: Documents at most this long on average (between the measured 6.3, warp first, and 34.8, sparse first;
-#: kept near the measured win because lengths in between were not measured).
-AUTO_WARP_MAX_DOC_LENGTH = 10.0
-
-
-def choose_sampler(n_topics: int, mean_doc_length: float, *, seeded: bool = False) -> str:
-    """The concrete sampler ``sampler="auto"`` runs: "warp" for many topics on short documents, else "sparse".
-
-    A seeded model (pseudo-counts in the tables, which warp's proposals cannot read) always gets "sparse".
-    """
-    if not seeded and n_topics >= AUTO_WARP_MIN_TOPICS and mean_doc_length <= AUTO_WARP_MAX_DOC_LENGTH:
-        return "warp"
-    return "sparse"
-
-
 def fplus_sweep(model: LDAModel, tokens: TokenStream):
     """The word-by-word F+LDA sweep (Yu et al. 2015), O(k_d + log K) a token."""
     from harmonium.inference.mcmc.lda import fplus
@@ -234,21 +215,23 @@ def fplus_sweep(model: LDAModel, tokens: TokenStream):
 
 
 def auto_sweep(model: LDAModel, tokens: TokenStream):
-    """The sweep of :func:`choose_sampler` for this model and corpus; where that is "sparse", each sweep is an
-    F+LDA or a SparseLDA sweep, whichever is predicted cheaper for the state
-    (:class:`~harmonium.inference.mcmc.lda.fplus.AutoSweep`)."""
-    n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
-    name = choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
-    if name == "sparse":
-        from harmonium.inference.mcmc.lda import fplus
+    """``sampler="auto"``: each sweep an F+LDA or a SparseLDA sweep, whichever is predicted cheaper for the state
+    (:class:`~harmonium.inference.mcmc.lda.fplus.AutoSweep`).
 
-        return fplus.AutoSweep(model, tokens, sparse_sweep(model, tokens))
-    return SAMPLERS[name](model, tokens)
+    It never runs the warp sweep. Warp reached a held-out perplexity first only at K = 3000 on short documents
+    (PyPI summaries, 6.3 tokens a document) when it was measured against SparseLDA alone, before F+LDA. Measured
+    again against both on the AMD EPYC VM (2026-11-29), F+LDA reached that cell's target first (9.6 against
+    15.1 CPU s) and SparseLDA reached Debian's at K = 3000 first (6.1 against 15.2 s), so no measured cell has
+    warp first (benchmarks/lda/warp_crossover.md, "Re-measured with F+LDA").
+    """
+    from harmonium.inference.mcmc.lda import fplus
+
+    return fplus.AutoSweep(model, tokens, sparse_sweep(model, tokens))
 
 
 #: Exact collapsed samplers, by name: each maps (model, tokens) to
 #: ``sweep(rng, state, d_lo, d_hi) -> n_changed`` over a range of documents.
-#: "auto" is not a sampler of its own: it picks one by :func:`choose_sampler`.
+#: "auto" is not a sampler of its own: it runs SparseLDA's or F+LDA's sweep, sweep by sweep (:func:`auto_sweep`).
 SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_sweep, "warp": warp_sweep,
             "fplus": fplus_sweep, "auto": auto_sweep}
 
@@ -258,15 +241,13 @@ DOC_COUNT_FREE = frozenset({"sparse", "fplus"})
 
 
 def resolve_sampler(sampler: str, model: LDAModel, tokens: TokenStream) -> str:
-    """``sampler``, or for "auto" the sampler :func:`choose_sampler` picks for (model, tokens)."""
-    if sampler != "auto":
-        return sampler
-    n_docs = max(tokens.doc_ptr.shape[0] - 1, 1)
-    return choose_sampler(model.n_topics, tokens.words.shape[0] / n_docs, seeded=model.seeds is not None)
+    """``sampler``, or for "auto" the family it runs: "sparse" (each sweep SparseLDA's or F+LDA's,
+    :func:`auto_sweep`). ``model`` and ``tokens`` are the fit's; no rule reads them today."""
+    return "sparse" if sampler == "auto" else sampler
 
 
 def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream) -> bool:
-    """Whether the serial sweep of ``sampler`` ("auto" resolved by :func:`choose_sampler`) needs n_dk in the state."""
+    """Whether the serial sweep of ``sampler`` ("auto" resolved by :func:`resolve_sampler`) needs n_dk in the state."""
     return resolve_sampler(sampler, model, tokens) not in DOC_COUNT_FREE
 
 
@@ -311,8 +292,7 @@ def build_kernel(*, sampler: str = "sparse", compute_log_joint: bool = True, swe
     ----------
     sampler : {"sparse", "fplus", "warp", "alias_mh", "plain", "auto"}
         Which exact sampler draws each z_i (see :data:`SAMPLERS`); "auto"
-        picks by :func:`choose_sampler`, and where that is "sparse", sweep by
-        sweep between F+LDA and SparseLDA (:func:`auto_sweep`).
+        picks sweep by sweep between F+LDA and SparseLDA (:func:`auto_sweep`).
     compute_log_joint : bool
         Whether ``info.log_joint`` is computed (O(DK + VK)); NaN otherwise.
     sweep : callable, optional

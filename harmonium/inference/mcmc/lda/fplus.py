@@ -5,8 +5,8 @@
 token drawn from its full conditional; the kernel is :mod:`harmonium._kernels.lda_fplus`) whose scan
 visits the tokens word by word. It costs O(k_d + log K) a token where SparseLDA costs O(k_w + k_d).
 
-:class:`AutoSweep` is what ``sampler="auto"`` runs when :func:`~harmonium.inference.mcmc.lda.
-collapsed_gibbs.choose_sampler` picks "sparse": each sweep is an F+LDA sweep while the state's word
+:class:`AutoSweep` is what ``sampler="auto"`` runs (:func:`~harmonium.inference.mcmc.lda.
+collapsed_gibbs.auto_sweep`): each sweep is an F+LDA sweep while the state's word
 lists are long against its document lists, or its documents short (SparseLDA sets each document up once a
 visit; :func:`fplus_is_cheaper`), and a SparseLDA sweep where they are not. Both sweeps leave the collapsed
 posterior invariant, so any sequence of them does. The choice is a function of the state at the start of the
