@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import ab_main  # noqa: E402
+from sweep_ab_inprocess import ab_main, with_kernels  # noqa: E402
 
 from harmonium._kernels import lda_fplus as tree  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
@@ -41,17 +41,7 @@ def fplus_sweeper(mod, state, tokens, model):
     finally:
         fplus.kern = previous
     n_docs = len(tokens.doc_ptr) - 1
-
-    def run():
-        was = fplus.kern
-        fplus.kern = mod
-        try:
-            sweep(rng, copy, 0, n_docs)
-        finally:
-            fplus.kern = was
-
-    run.z = copy.z
-    return run
+    return with_kernels(fplus, mod, lambda: sweep(rng, copy, 0, n_docs), copy.z)
 
 
 def main(argv) -> None:

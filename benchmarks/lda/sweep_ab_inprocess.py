@@ -128,6 +128,21 @@ def report_against_serial(cpu: dict, wall: dict, states: dict | None = None) -> 
               f"{np.round(np.quantile(c / c0, q), 3)}  {first} / this wall {np.round(np.quantile(w0 / w, q), 3)}{z}")
 
 
+def with_kernels(owner, mod, call, z):
+    """A run for :func:`alternate`: ``call()`` with ``owner.kern`` (a sweep module's kernel module) pointing at
+    ``mod`` while it runs; the run carries ``z`` (its copy's topics, for :func:`report`)."""
+    def run():
+        was = owner.kern
+        owner.kern = mod
+        try:
+            call()
+        finally:
+            owner.kern = was
+
+    run.z = z
+    return run
+
+
 def ab_main(argv, make_sweeper, tree_module, base_name: str, *, doc_counts: bool = False) -> None:
     """``BASE K WARM ROUNDS [CORPUS]``: the saved kernel file BASE (imported as ``base_name``) against
     ``tree_module``, each swept by ``make_sweeper(module, state, tokens, model)`` on its own copy of the state

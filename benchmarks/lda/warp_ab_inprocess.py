@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/lda: sweep_ab_inprocess
 
-from sweep_ab_inprocess import ab_main  # noqa: E402
+from sweep_ab_inprocess import ab_main, with_kernels  # noqa: E402
 
 from harmonium._kernels import lda_warp as tree  # noqa: E402
 from harmonium.inference.mcmc.lda import collapsed_gibbs as cgs  # noqa: E402
@@ -35,17 +35,7 @@ def warp_sweeper(mod, state, tokens, model):
     rng = np.random.default_rng(9)
     sweep = warp.WarpSweep(model, tokens, compiled=mod.warp_sweep)
     n_docs = len(tokens.doc_ptr) - 1
-
-    def run():
-        was = warp.kern
-        warp.kern = mod  # the gather
-        try:
-            sweep(rng, copy, 0, n_docs)
-        finally:
-            warp.kern = was
-
-    run.z = copy.z
-    return run
+    return with_kernels(warp, mod, lambda: sweep(rng, copy, 0, n_docs), copy.z)  # mod's gather too
 
 
 def main(argv) -> None:
