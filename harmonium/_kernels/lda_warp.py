@@ -45,7 +45,8 @@ token's topic changes both copies and the third count table are written.
 
 Lookups go through :func:`~harmonium._kernels.lda_sparse._u` (indices known to be >= 0, read without
 numba's negative-index wraparound): 1.22x faster at Debian K = 1000 and 1.26x at PyPI K = 3000 in one
-process, with the same z (benchmarks/lda/README.md, "Unsigned indices in the warp sweep").
+process, with the same z (benchmarks/lda/README.md, "auto's rules re-measured on the AMD VM, and the warp
+sweep's unsigned indices").
 
 Every function mutates its array arguments in place; nothing raises.
 """

@@ -240,15 +240,17 @@ SAMPLERS = {"plain": plain_sweep, "sparse": sparse_sweep, "alias_mh": alias_mh_s
 DOC_COUNT_FREE = frozenset({"sparse", "fplus"})
 
 
-def resolve_sampler(sampler: str, model: LDAModel, tokens: TokenStream) -> str:
+def resolve_sampler(sampler: str) -> str:
     """``sampler``, or for "auto" the family it runs: "sparse" (each sweep SparseLDA's or F+LDA's,
-    :func:`auto_sweep`). ``model`` and ``tokens`` are the fit's; no rule reads them today."""
+    :func:`auto_sweep`)."""
     return "sparse" if sampler == "auto" else sampler
 
 
 def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream) -> bool:
-    """Whether the serial sweep of ``sampler`` ("auto" resolved by :func:`resolve_sampler`) needs n_dk in the state."""
-    return resolve_sampler(sampler, model, tokens) not in DOC_COUNT_FREE
+    """Whether the serial sweep of ``sampler`` ("auto" resolved by :func:`resolve_sampler`) needs n_dk in the state.
+
+    ``model`` and ``tokens`` are the estimator's arguments to this hook; no sampler's need depends on them."""
+    return resolve_sampler(sampler) not in DOC_COUNT_FREE
 
 
 def check_sampler(sampler) -> str:

@@ -281,7 +281,7 @@ def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream, n_threa
     (:func:`~harmonium.inference.mcmc.lda.collapsed_gibbs.needs_doc_counts`)."""
     if n_threads == 1:
         return serial_needs_doc_counts(sampler, model, tokens)
-    return resolve_sampler(sampler, model, tokens) not in WORD_PARTITIONED
+    return resolve_sampler(sampler) not in WORD_PARTITIONED
 
 
 def merge_topic_totals(n_k: np.ndarray, start: np.ndarray, worker_n_k: list) -> None:
@@ -306,7 +306,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
 
     def scheme(model, tokens):
         """The word-partitioned sweep for (model, tokens), or None when the sampler runs AD-LDA."""
-        if resolve_sampler(sampler, model, tokens) not in WORD_PARTITIONED:
+        if resolve_sampler(sampler) not in WORD_PARTITIONED:
             return None
         key = (id(model), id(tokens))
         if key not in partitioned:
@@ -315,7 +315,7 @@ def build_kernel(*, sampler: str = "sparse", n_threads: int = 2, compute_log_joi
             previous = partitioned.pop(next(iter(partitioned)), None) if partitioned else None
             reuse = previous is not None and previous.tokens is tokens and previous.model.n_words == model.n_words
             partitioned.clear()
-            make = PARTITIONED["auto" if sampler == "auto" else resolve_sampler(sampler, model, tokens)]
+            make = PARTITIONED[sampler]  # "auto" has its own: the per-sweep choice on the word-partitioned sweeps
             partitioned[key] = make(model, tokens, n_threads, previous.layout if reuse else None)
             if reuse and getattr(previous, "runner", None) is not None:
                 partitioned[key].runner = previous.runner
