@@ -12,7 +12,7 @@ expression (not from the library's log joint). Then:
 
 1. deterministic: the exposed collapsed conditional is the posterior's, and
    the sweep matrix built from it leaves pi invariant;
-2. stochastic: each real kernel (plain, sparse, alias_mh through
+2. stochastic: each real kernel (plain, sparse, alias_mh, fplus and auto, LDA's default, through
    ``build_kernel``; parallel_gibbs with one thread is that kernel), started
    from exact draws of pi, ends one sweep later in states whose histogram
    passes a chi-square test; the naive sampler, started from exact draws of
@@ -133,6 +133,9 @@ KERNELS = {
     "plain": lambda: cgs.build_kernel(sampler="plain", compute_log_joint=False),
     "sparse": lambda: cgs.build_kernel(sampler="sparse", compute_log_joint=False),
     "alias_mh": lambda: cgs.build_kernel(sampler="alias_mh", compute_log_joint=False),
+    "fplus": lambda: cgs.build_kernel(sampler="fplus", compute_log_joint=False),
+    # LDA's default: F+LDA or SparseLDA sweep by sweep (here the cost rule picks F+LDA)
+    "auto": lambda: cgs.build_kernel(sampler="auto", compute_log_joint=False),
     "parallel_gibbs_1_thread": lambda: pgs.build_kernel(sampler="sparse", n_threads=1, compute_log_joint=False),
 }
 
@@ -142,7 +145,7 @@ def test_kernel_visits_states_with_posterior_frequencies(pi, name):
     assert _pvalue(_one_sweep(KERNELS[name](), MODEL, 20261201, pi), pi) > ALPHA
 
 
-@pytest.mark.parametrize("name", ["plain", "sparse", "alias_mh"])
+@pytest.mark.parametrize("name", ["plain", "sparse", "alias_mh", "fplus", "auto"])
 def test_negative_control_kernel_ignoring_delta_fails(pi, name):
     # the same kernel given the model without its seeds samples the symmetric posterior
     assert _pvalue(_one_sweep(KERNELS[name](), SYMMETRIC, 20261201, pi), pi) < ALPHA
