@@ -79,9 +79,13 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         The algorithm (seeds 003 and 004). ``"collapsed_gibbs"``: Theta and B
         integrated out, exact (Griffiths & Steyvers 2004). ``"parallel_gibbs"``:
         the approximate collapsed sampler over ``n_jobs`` threads (documents
-        and words in blocks, as tomotopy's PARTITION, for ``sampler="sparse"``;
-        AD-LDA, Newman et al. 2009, for the others); with ``n_jobs=1`` it is
-        ``"collapsed_gibbs"``.
+        and words in blocks, as tomotopy's PARTITION, for ``sampler="auto"``,
+        ``"sparse"`` and ``"fplus"``; AD-LDA, Newman et al. 2009, for the
+        others); with ``n_jobs=1`` it is ``"collapsed_gibbs"``. The blocked
+        sweep visits each document once a thread, so its CPU grows with
+        ``n_jobs``: on one core the 2-, 4- and 8-thread layouts cost about
+        1.1, 1.25 and 1.5 times the serial sweep (Debian and PyPI, K = 100;
+        benchmarks/lda/README.md, "Threads: what more threads cost").
         ``"naive_gibbs"``: z, Theta and B drawn in turn from their conditionals.
         ``"vb"``: batch mean-field VB (Blei et al. 2003; seed 004 eqs. 4-6).
         ``"online_vb"``: stochastic VB on mini-batches (Hoffman et al. 2010);
