@@ -176,12 +176,18 @@ def cell_order(doc_ptr: np.ndarray, words: np.ndarray, block_of: np.ndarray,
     documents are adjacent, so a worker's tokens in a round (its documents' cells of one block) are one run
     of ``order``, through which the sweep looks ahead across documents (the next tokens' word lists).
     """
+    from harmonium._kernels.token_order import cell_layout  # numba: loaded on first use, not at import
+
     n_docs = doc_ptr.shape[0] - 1
-    idx_dtype = np.int32 if words.shape[0] < 2**31 else np.int64
-    key_dtype = np.int32 if n_docs * n_blocks < 2**31 else np.int64
-    key = block_of[words].astype(key_dtype) * n_docs
-    key += np.repeat(np.arange(n_docs, dtype=key_dtype), np.diff(doc_ptr))
+    n_blocks = int(n_blocks)
+    words = np.ascontiguousarray(words)
+    block_of = np.ascontiguousarray(block_of)
+    if words.shape[0] and int(words.max()) >= block_of.shape[0]:
+        raise InvalidParameterError(f"cell_order: word id {int(words.max())} has no block (block_of holds "
+                                    f"{block_of.shape[0]} words).")
+    if block_of.shape[0] and not (0 <= int(block_of.min()) and int(block_of.max()) < n_blocks):
+        raise InvalidParameterError(f"cell_order: block_of must lie in 0..{n_blocks - 1}.")
+    order = np.empty(words.shape[0], dtype=np.int32 if words.shape[0] < 2**31 else np.int64)
     cell_ptr = np.zeros(n_docs * n_blocks + 1, dtype=np.int64)
-    np.cumsum(np.bincount(key, minlength=n_docs * n_blocks), out=cell_ptr[1:])
-    order = np.argsort(key, kind="stable").astype(idx_dtype)
+    cell_layout(doc_ptr, words, block_of, n_blocks, order, cell_ptr)
     return order, cell_ptr

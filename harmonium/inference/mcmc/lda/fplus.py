@@ -20,6 +20,7 @@ import numpy as np
 
 from harmonium._kernels import lda_fplus as kern
 from harmonium._kernels import lda_warp
+from harmonium._kernels.token_order import stable_order
 from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
 from harmonium.models.directed.lda import LDAModel
@@ -102,7 +103,7 @@ class FPlusSweep:
             i0, i1 = int(ptr[d_lo]), int(ptr[d_hi])
             words = self.tokens.words[i0:i1]
             pos_dtype = np.int32 if i1 < 2**31 else np.int64
-            perm = np.argsort(words, kind="stable").astype(pos_dtype)
+            perm = stable_order(words, self.V, pos_dtype)
             perm += pos_dtype(i0)
             wptr = np.zeros(self.V + 1, dtype=np.int64)
             np.cumsum(np.bincount(words, minlength=self.V), out=wptr[1:])

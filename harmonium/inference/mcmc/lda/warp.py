@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from harmonium._kernels import lda_warp as kern
+from harmonium._kernels.token_order import stable_order
 from harmonium.corpus.corpus import TokenStream
 from harmonium.errors import InvalidParameterError
 from harmonium.models.directed.lda import LDAModel, counts_without_token
@@ -48,7 +49,7 @@ def word_major_index(tokens: TokenStream, n_words: int):
     words = tokens.words
     N = words.shape[0]
     V = int(n_words)
-    perm = np.argsort(words, kind="stable").astype(np.int64)
+    perm = stable_order(words, V, np.int64)
     wpos = np.empty(N, dtype=np.int64)
     wpos[perm] = np.arange(N, dtype=np.int64)
     wptr = np.zeros(V + 1, dtype=np.int64)
