@@ -261,7 +261,8 @@ def main(argv=None) -> None:
         p.add_argument("--topics", type=int, nargs="+", default=[100, 1000])
         p.add_argument("--sweeps", type=int, default=10)
         p.add_argument("--repeats", type=int, default=3)
-        p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+        if name == "memory":  # run compares 1 and 2 threads only: there --threads would be ignored, so it is refused
+            p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
         p.add_argument("--src", action="append", help="label=PATH of a harmonium checkout (default new=.)")
         p.add_argument("--out", required=True)
         p.add_argument("--corpus", default="debian", help="a corpus of benchmarks/_common.py (its training split)")
