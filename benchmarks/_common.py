@@ -32,7 +32,8 @@ def _tokenizer():
 
 
 def load_corpus(name: str, max_docs: int | None = None):
-    """The benchmark corpus ``name`` (``debian`` or ``pypi``), optionally only its first ``max_docs`` rows.
+    """The benchmark corpus ``name`` (``debian``, ``pypi``, ``debian-long``, or ``debian-longG``: Debian's
+    descriptions joined G to a document, :func:`long_documents`), optionally only its first ``max_docs`` rows.
 
     The vocabulary is learned from the rows read, with the Debian default
     tokenizer settings (English stop words, min_df=5, max_df=0.5,
@@ -48,7 +49,9 @@ def load_corpus(name: str, max_docs: int | None = None):
         return read_corpus(PYPI_PATH, format="tsv", text_column="text", tokenizer=_tokenizer(), max_rows=max_docs)
     if name == "debian-long":
         return long_documents(load_corpus("debian", max_docs), LONG_GROUP)
-    raise ValueError(f"unknown corpus {name!r}; one of {CORPORA}")
+    if name.startswith("debian-long") and name[len("debian-long"):].isdigit():  # debian-longG: G packages a document
+        return long_documents(load_corpus("debian", max_docs), int(name[len("debian-long"):]))
+    raise ValueError(f"unknown corpus {name!r}; one of {CORPORA}, or debian-longG (G packages a document)")
 
 
 def long_documents(corpus, group: int):

@@ -85,7 +85,10 @@ class LDA(WholeDocumentPerplexity, BaseEstimator):
         sweep visits each document once a thread, so its CPU grows with
         ``n_jobs``: on one core the 2-, 4- and 8-thread layouts cost about
         1.1, 1.25 and 1.5 times the serial sweep (Debian and PyPI, K = 100;
-        benchmarks/lda/README.md, "Threads: what more threads cost").
+        benchmarks/lda/README.md, "Threads: what more threads cost"). On
+        documents of at least 2 ``n_topics`` tokens on average the SparseLDA
+        sweep keeps the D x K topic counts (at most a byte a token) and reads a
+        document's row at each visit instead of walking its tokens.
         ``"naive_gibbs"``: z, Theta and B drawn in turn from their conditionals.
         ``"vb"``: batch mean-field VB (Blei et al. 2003; seed 004 eqs. 4-6).
         ``"online_vb"``: stochastic VB on mini-batches (Hoffman et al. 2010);

@@ -266,13 +266,26 @@ def test_every_sampler_fits(synthetic, sampler):
     assert m.trace_["log_joint"][-1] > m.trace_["log_joint"][0]
 
 
-def test_parallel_gibbs_is_reproducible_and_one_thread_is_collapsed(synthetic):
+def _word_partitioned_path(corpus, n_topics: int, table: bool) -> None:
+    """Check that ``LDA(n_topics, n_jobs=2)`` on ``corpus`` runs the word-partitioned sweep with the D x K table
+    (documents of at least 2 K tokens on average) or without it (the walk), as the test means it to."""
+    from harmonium.inference.mcmc.lda import parallel_gibbs as pgs
+    from harmonium.models.directed.lda import make_model
+
+    model = make_model(n_topics, corpus.n_words, 0.1, 0.01)
+    assert pgs.needs_doc_counts("auto", model, corpus.tokens(), 2) is table
+
+
+# synthetic documents hold 50 tokens: K = 5 keeps the table, K = 30 walks each document at each visit
+@pytest.mark.parametrize("n_topics, table", [(5, True), (30, False)])
+def test_parallel_gibbs_is_reproducible_and_one_thread_is_collapsed(synthetic, n_topics, table):
     corpus, _, _ = synthetic
-    a = LDA(5, inference="parallel_gibbs", n_jobs=2, n_iter=10, random_state=2).fit(corpus)
-    b = LDA(5, inference="parallel_gibbs", n_jobs=2, n_iter=10, random_state=2).fit(corpus)
+    _word_partitioned_path(corpus, n_topics, table)
+    a = LDA(n_topics, inference="parallel_gibbs", n_jobs=2, n_iter=10, random_state=2).fit(corpus)
+    b = LDA(n_topics, inference="parallel_gibbs", n_jobs=2, n_iter=10, random_state=2).fit(corpus)
     np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
-    c = LDA(5, inference="parallel_gibbs", n_jobs=1, n_iter=10, random_state=2).fit(corpus)
-    d = LDA(5, inference="collapsed_gibbs", n_iter=10, random_state=2).fit(corpus)
+    c = LDA(n_topics, inference="parallel_gibbs", n_jobs=1, n_iter=10, random_state=2).fit(corpus)
+    d = LDA(n_topics, inference="collapsed_gibbs", n_iter=10, random_state=2).fit(corpus)
     np.testing.assert_array_equal(c.topic_word_, d.topic_word_)
 
 
@@ -284,13 +297,15 @@ def test_transform_with_threads_is_reproducible(synthetic):
     np.testing.assert_allclose(t1.sum(axis=1), 1.0)
 
 
-def test_parallel_checkpoint_resume_is_bit_identical(synthetic, tmp_path):
+@pytest.mark.parametrize("n_topics, table", [(5, True), (30, False)])
+def test_parallel_checkpoint_resume_is_bit_identical(synthetic, tmp_path, n_topics, table):
     corpus, _, _ = synthetic
+    _word_partitioned_path(corpus, n_topics, table)
     kw = dict(inference="parallel_gibbs", n_jobs=2, n_iter=12, burn_in=4, thin=2, random_state=5)
-    straight = LDA(5, **kw).fit(corpus)
+    straight = LDA(n_topics, **kw).fit(corpus)
     ckpt = tmp_path / "run.ckpt"
-    LDA(5, checkpoint_path=ckpt, checkpoint_every=3, **kw).fit(corpus, callback=lambda it, n, info: it == 7)
-    resumed = LDA(5, checkpoint_path=ckpt, checkpoint_every=3, **kw).fit(corpus, resume=True)
+    LDA(n_topics, checkpoint_path=ckpt, checkpoint_every=3, **kw).fit(corpus, callback=lambda it, n, info: it == 7)
+    resumed = LDA(n_topics, checkpoint_path=ckpt, checkpoint_every=3, **kw).fit(corpus, resume=True)
     np.testing.assert_array_equal(resumed.topic_word_, straight.topic_word_)
     np.testing.assert_array_equal(resumed.doc_topic_, straight.doc_topic_)
     assert resumed.n_samples_ == straight.n_samples_ == 4
@@ -439,15 +454,28 @@ def test_doc_table_kept_only_where_a_sampler_needs_it(synthetic):
 
     corpus, _, _ = synthetic
     tokens = corpus.tokens()
-    model = make_model(5, corpus.n_words, 0.1, 0.01)
+    mean_length = tokens.words.shape[0] / corpus.n_docs
+    # documents shorter than TABLE_TOKENS_PER_TOPIC tokens a topic: the word-partitioned sweep walks them
+    K = int(mean_length / pgs.TABLE_TOKENS_PER_TOPIC) + 1
+    model = make_model(K, corpus.n_words, 0.1, 0.01)
     cg, pg = "collapsed_gibbs", "parallel_gibbs"
     for inference, sampler, n_jobs, want in [(cg, "sparse", 1, False), (cg, "auto", 1, False), (cg, "plain", 1, True),
                                              (cg, "alias_mh", 1, True), (cg, "warp", 1, True),
                                              (pg, "sparse", 1, False), (pg, "sparse", 2, False),
                                              (pg, "auto", 2, False), (pg, "fplus", 2, False), (cg, "fplus", 1, False),
                                              (pg, "plain", 2, True), (pg, "warp", 2, True)]:
-        est = LDA(5, inference=inference, sampler=sampler, n_jobs=n_jobs)
+        est = LDA(K, inference=inference, sampler=sampler, n_jobs=n_jobs)
         assert _algorithm(inference).doc_counts(est, model, tokens) is want, (inference, sampler, n_jobs)
+    # documents of at least TABLE_TOKENS_PER_TOPIC tokens a topic: the word-partitioned SparseLDA sweep (sparse, and
+    # auto's) reads the table instead of walking them; F+LDA's and the 1-thread sweeps still keep none
+    K_long = int(mean_length / pgs.TABLE_TOKENS_PER_TOPIC)
+    assert K_long >= 1
+    long_model = make_model(K_long, corpus.n_words, 0.1, 0.01)
+    for inference, sampler, n_jobs, want in [(pg, "sparse", 2, True), (pg, "auto", 2, True), (pg, "sparse", 3, True),
+                                             (pg, "fplus", 2, False), (pg, "sparse", 1, False), (cg, "auto", 1, False),
+                                             (pg, "warp", 2, True)]:
+        est = LDA(K_long, inference=inference, sampler=sampler, n_jobs=n_jobs)
+        assert _algorithm(inference).doc_counts(est, long_model, tokens) is want, (inference, sampler, n_jobs, K_long)
     state = cgs.init(np.random.default_rng(0), tokens, model, doc_counts=False)
     with pytest.raises(InvalidParameterError, match="n_dk"):
         cgs.build_kernel(sampler="plain")(np.random.default_rng(0), state, tokens, model)

@@ -18,12 +18,14 @@ lines). A sweep is P rounds; in round r shard p samples its tokens whose word li
 round the workers touch disjoint rows of n_wk, so every token sees the exact current n_dk and n_wk
 rows; only the K topic totals n_k are per worker: each worker starts the round from the shared n_k and
 sees its own moves, and the shards' changes are added to n_k at the barrier. No V x K table is copied
-or merged, and no D x K table is kept: at each visit the worker rebuilds the document's row of n_dk
-and its topic list from z, as the serial sweep does (O(N_d) a visit, P visits a sweep). Against a kept
-table and kept topic lists this measured 1.10x faster on PyPI at K = 100 and level on Debian, and the fit's
-peak RSS fell from 620 to 463 MiB on PyPI (benchmarks/lda/README.md, "Threads without the D x K table").
-A state that carries the table anyway (``init(..., doc_counts=True)``) keeps it current, and each
-document's topic list between its visits (:func:`~harmonium._kernels.lda_sparse.refresh_doc_lists`).
+or merged. On documents of fewer than :data:`TABLE_TOKENS_PER_TOPIC` K tokens on average no D x K table is
+kept: at each visit the worker rebuilds the document's row of n_dk and its topic list from z, as the serial
+sweep does (O(N_d) a visit, P visits a sweep). Against a kept table and kept topic lists this measured 1.10x
+faster on PyPI at K = 100 and level on Debian, and the fit's peak RSS fell from 620 to 463 MiB on PyPI
+(benchmarks/lda/README.md, "Threads without the D x K table"). On longer documents the SparseLDA sweep's state
+keeps the table (:func:`needs_doc_counts`, :func:`keeps_doc_table`), and a visit reads the document's row and
+its topic list, kept between visits (:func:`~harmonium._kernels.lda_sparse.refresh_doc_lists`), instead of
+walking its tokens; so does any state that carries the table (``init(..., doc_counts=True)``).
 The F+LDA sweep (:class:`PartitionedFPlus`) runs the same rounds over the same cells, each cell word by
 word. This is a less stale approximation than AD-LDA's (which also delays n_wk), but a different chain from the
 serial one: besides n_k, a document's tokens are visited block by block, so the scan
@@ -275,13 +277,37 @@ class PartitionedAuto(fplus.AutoSweep):
 PARTITIONED = {"sparse": PartitionedSparse, "fplus": PartitionedFPlus, "auto": PartitionedAuto}
 
 
+#: The word-partitioned SparseLDA sweep keeps the (D, K) n_dk table when the documents average at least this many
+#: tokens a topic (N / D >= TABLE_TOKENS_PER_TOPIC * K). A visit then reads the document's row and its kept topic
+#: list (O(k_d), and a pass over the lists each sweep) instead of walking its tokens (O(N_d)), which pays on long
+#: documents: measured on one thread, table / walk CPU 0.905 at N / D = 3.6 K (Debian joined 10 to a document,
+#: K = 100; on 2 threads 0.934 in wall time, the sweep 1.86x the serial one against 1.71x), 0.975 at 1.44 K,
+#: 1.016 at 0.72 K, 1.026 at 0.36 K (Debian) and 1.021 at 0.36 K (the long documents at K = 1000)
+#: (benchmarks/lda/README.md, "Threads: what more threads cost", item 5). At the threshold the int16 table
+#: holds at most one byte a token.
+TABLE_TOKENS_PER_TOPIC = 2.0
+
+
+def keeps_doc_table(sampler: str, model: LDAModel, tokens: TokenStream) -> bool:
+    """Whether the word-partitioned sweep of ``sampler`` runs on a state with the (D, K) table: SparseLDA's
+    ("sparse", and "auto", whose SparseLDA sweeps read it) on documents of at least
+    :data:`TABLE_TOKENS_PER_TOPIC` tokens a topic on average; F+LDA's builds its document lists from z at
+    every sweep and has no use for it."""
+    n_docs = tokens.doc_ptr.shape[0] - 1
+    return (resolve_sampler(sampler) == "sparse" and n_docs > 0
+            and tokens.words.shape[0] >= TABLE_TOKENS_PER_TOPIC * model.n_topics * n_docs)
+
+
 def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream, n_threads: int) -> bool:
-    """Whether the ``n_threads``-thread sweep of ``sampler`` needs the (D, K) n_dk table in the state: only AD-LDA's
-    (the word-partitioned sweep rebuilds each document's row from z); with one thread, the serial sweep's need
+    """Whether the ``n_threads``-thread sweep of ``sampler`` needs the (D, K) n_dk table in the state: AD-LDA's, and
+    the word-partitioned sweep's on long documents (:func:`keeps_doc_table`; on shorter ones it rebuilds each
+    document's row from z); with one thread, the serial sweep's need
     (:func:`~harmonium.inference.mcmc.lda.collapsed_gibbs.needs_doc_counts`)."""
     if n_threads == 1:
         return serial_needs_doc_counts(sampler, model, tokens)
-    return resolve_sampler(sampler) not in WORD_PARTITIONED
+    if resolve_sampler(sampler) not in WORD_PARTITIONED:
+        return True
+    return keeps_doc_table(sampler, model, tokens)
 
 
 def merge_topic_totals(n_k: np.ndarray, start: np.ndarray, worker_n_k: list) -> None:
