@@ -26,8 +26,12 @@ wall and CPU milliseconds a sweep (CPU: all threads), and per-round ratios (quar
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/doc_table_cells_ab.py /tmp/variant.py 100 30 40 debian 2
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/doc_table_cells_ab.py /tmp/variant.py 100 30 40 debian 2 threads
 
-2026-11-29 (thirteenth session, AMD EPYC VM): results/threads-layouts-amd.txt; benchmarks/lda/README.md,
-"Threads: what more threads cost".
+CORPUS may be ``debian-longG`` (Debian's descriptions joined G to a document, ``_common.load_corpus``), where the
+table's O(k_d) read pays against the walk's O(N_d).
+
+2026-11-29 (thirteenth session, AMD EPYC VM): results/threads-layouts-amd.txt (Debian, PyPI) and
+results/doc-table-long-amd.txt (long documents); benchmarks/lda/README.md, "Threads: what more threads cost",
+items 2 and 5.
 """
 from __future__ import annotations
 

@@ -305,9 +305,7 @@ def needs_doc_counts(sampler: str, model: LDAModel, tokens: TokenStream, n_threa
     (:func:`~harmonium.inference.mcmc.lda.collapsed_gibbs.needs_doc_counts`)."""
     if n_threads == 1:
         return serial_needs_doc_counts(sampler, model, tokens)
-    if resolve_sampler(sampler) not in WORD_PARTITIONED:
-        return True
-    return keeps_doc_table(sampler, model, tokens)
+    return resolve_sampler(sampler) not in WORD_PARTITIONED or keeps_doc_table(sampler, model, tokens)
 
 
 def merge_topic_totals(n_k: np.ndarray, start: np.ndarray, worker_n_k: list) -> None:
