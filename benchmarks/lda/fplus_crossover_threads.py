@@ -7,7 +7,8 @@ chain's own states, as ``fplus_crossover.py`` does on one thread: one SparseLDA 
 training split of CORPUS, K topics, alpha 0.1, beta 0.01, seed 0, the state ``LDA(n_jobs=P)`` makes) from the random
 start; before each of its sweeps the state is copied twice, and one P-thread F+LDA sweep and one P-thread SparseLDA
 sweep run on the copies (order alternating), wall and process CPU seconds (all threads), with what the rule picks.
-One JSON line a sweep.
+One JSON line a sweep. Once the rule picks SparseLDA it releases F+LDA's word-major index, as in a fit, so the next
+F+LDA sweep's time includes rebuilding it (tens of ms on Debian); the sweeps up to the rule's switch are unaffected.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/fplus_crossover_threads.py debian 1000 40 2   # CORPUS K SWEEPS P
 
