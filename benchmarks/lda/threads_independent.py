@@ -24,6 +24,11 @@ once adds (``partitioned`` / ``partitioned_1t``).
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 30 12       # K, warm, rounds
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 0 12        # from the random start
     PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 0 10 fresh  # round 1 = sweep 1
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/lda/threads_independent.py 100 30 12 walk   # no n_dk table
+
+With ``walk`` the states carry no (D, K) table, so that every sweep finds each document's counts by a walk over
+its tokens, as ``LDA`` runs on short documents (``parallel_gibbs.keeps_doc_table``); without it they carry the
+table, as the records before the thirteenth session's did.
 
 With ``fresh`` the rounds start again from the warm state after the off-clock first calls, so that round 1
 is the first sweep from it, as in ``lda_threads.py``'s repeats (which start from the random state).
@@ -55,12 +60,14 @@ class OneThread:
 
 
 def copy_state(state):
-    return cgs.CollapsedGibbsState(state.z.copy(), state.n_dk.copy(), state.n_wk.copy(), state.n_k.copy())
+    n_dk = None if state.n_dk is None else state.n_dk.copy()
+    return cgs.CollapsedGibbsState(state.z.copy(), n_dk, state.n_wk.copy(), state.n_k.copy())
 
 
 def main(argv) -> None:
     K, warm, rounds = int(argv[0]), int(argv[1]), int(argv[2])
-    tokens, model, state = warm_state("debian", K, warm, doc_counts=True)
+    walk = "walk" in argv[3:]
+    tokens, model, state = warm_state("debian", K, warm, doc_counts=not walk)
     serial = cgs.build_kernel(sampler="sparse", compute_log_joint=False)
     part = pg.build_kernel(sampler="sparse", n_threads=2, compute_log_joint=False)
     # each thread its own kernel: a kernel keeps its sweep's scratch and word lists (SweepCache)
@@ -91,7 +98,7 @@ def main(argv) -> None:
 
     for name in runs:  # compile or load, off the clock
         one(name)
-    if len(argv) > 3 and argv[3] == "fresh":  # round 1 is then the first sweep from the state (lists rebuilt)
+    if "fresh" in argv[3:]:  # round 1 is then the first sweep from the state (lists rebuilt)
         for run in runs.values():
             run["st"] = [copy_state(state) for _ in run["st"]]
             run["rng"] = [np.random.default_rng(9 + j) for j in range(len(run["rng"]))]
@@ -111,7 +118,7 @@ def main(argv) -> None:
     def quartiles(x):
         return np.round(np.quantile(x, q), 3).tolist()
 
-    out = {"K": K, "warm": warm, "rounds": rounds,
+    out = {"K": K, "warm": warm, "rounds": rounds, "doc_table": not walk,
            "cpu_per_sweep_median": {k: round(float(np.median(v)), 4) for k, v in c.items()},
            "wall_median": {k: round(float(np.median(v)), 4) for k, v in w.items()},
            "f_independent_cpu_over_serial_quartiles": quartiles(c["independent"] / c["serial"]),
