@@ -182,9 +182,9 @@ def cell_order(doc_ptr: np.ndarray, words: np.ndarray, block_of: np.ndarray,
     n_blocks = int(n_blocks)
     words = np.ascontiguousarray(words)
     block_of = np.ascontiguousarray(block_of)
-    if words.shape[0] and int(words.max()) >= block_of.shape[0]:
-        raise InvalidParameterError(f"cell_order: word id {int(words.max())} has no block (block_of holds "
-                                    f"{block_of.shape[0]} words).")
+    if words.shape[0] and not (0 <= int(words.min()) and int(words.max()) < block_of.shape[0]):
+        raise InvalidParameterError(f"cell_order: word ids must lie in 0..{block_of.shape[0] - 1}, the words "
+                                    f"block_of holds; got {int(words.min())}..{int(words.max())}.")
     if block_of.shape[0] and not (0 <= int(block_of.min()) and int(block_of.max()) < n_blocks):
         raise InvalidParameterError(f"cell_order: block_of must lie in 0..{n_blocks - 1}.")
     order = np.empty(words.shape[0], dtype=np.int32 if words.shape[0] < 2**31 else np.int64)

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from harmonium._kernels.token_order import cell_layout, counting_order, stable_order
+from harmonium.errors import InvalidParameterError
+from harmonium.parallel.threads import cell_order
 
 
 @pytest.mark.parametrize("n, n_keys, skew", [(0, 1, 0.0), (1, 1, 0.0), (500, 3, 0.0), (2000, 40, 1.3), (3000, 2, 0.0)])
@@ -65,3 +67,16 @@ def test_cell_layout_matches_the_argsort_by_key(n_blocks):
     # negative control: grouped by block but in reverse stream order within it (so documents run backwards)
     backwards = np.lexsort((-np.arange(words.shape[0]), block_of[words]))
     assert not np.array_equal(backwards, want_order)
+
+
+def test_cell_order_refuses_words_or_blocks_outside_their_range():
+    doc_ptr = np.array([0, 2, 3], np.int64)
+    block_of = np.array([0, 1, 1], np.int32)
+    for words in (np.array([0, 3, 1]), np.array([0, -1, 1])):  # no block; a negative id would wrap in the kernel
+        with pytest.raises(InvalidParameterError, match=r"word ids must lie in 0\.\.2"):
+            cell_order(doc_ptr, words, block_of, 2)
+    with pytest.raises(InvalidParameterError, match=r"block_of must lie in 0\.\.1"):
+        cell_order(doc_ptr, np.array([0, 2, 1]), np.array([0, 1, 2], np.int32), 2)
+    order, cell_ptr = cell_order(doc_ptr, np.array([0, 2, 1]), block_of, 2)  # the same arrays, in range: accepted
+    np.testing.assert_array_equal(cell_ptr, [0, 1, 1, 2, 3])
+    np.testing.assert_array_equal(order, [0, 1, 2])
